@@ -1,0 +1,136 @@
+"""Command line: ``leet``, ``leet symon``.
+
+``--help`` and ``--version`` import nothing heavy (no Textual, no psutil):
+they must answer instantly on a loaded GPU node. The hub starts before the
+UI is imported, so the first sample is ready by the time the first frame is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+from leet import __version__
+
+DESCRIPTION = "A fast full-screen terminal monitor for machine-learning hosts and W&B runs."
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text.rstrip("s")) if not text.endswith("ms") else float(text[:-2]) / 1000
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value < 0.1:
+        raise argparse.ArgumentTypeError(f"interval must be at least 0.1 s, got {text!r}")
+    return value
+
+
+def _pid(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a process id: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"not a process id: {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="leet", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"leet {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    symon = commands.add_parser("symon", help="live system monitor for this host", description="Live CPU, memory, disk, network and accelerator metrics for this host.")
+    symon.add_argument("--interval", type=_positive_seconds, metavar="SECONDS", help="seconds between samples (default 2; '500ms' works too)")
+    symon.add_argument("--pid", type=_pid, help="report process metrics (cpu, proc.*) for this process")
+    symon.add_argument("--tree", action="store_true", default=None, help="with --pid: include all descendants, like x_stats_track_process_tree")
+    symon.add_argument("--disk-path", dest="disk_paths", action="append", metavar="PATH", help="disk path to watch (repeatable; default /)")
+    symon.add_argument("--label", help="tag every metric with this node label (/l:LABEL), as shared-mode runs do")
+    symon.add_argument("--no-mouse", dest="mouse", action="store_false", default=None, help="do not capture the mouse (cheaper over SSH)")
+    symon.add_argument("--theme", help="Textual theme name (e.g. textual-dark, nord, gruvbox)")
+    symon.add_argument("--grid", metavar="ROWSxCOLS", help="chart grid size, e.g. 3x3")
+    symon.add_argument("--config", metavar="FILE", help="config file (default: $LEET_CONFIG or the user config dir)")
+    symon.add_argument("--no-cgroup", dest="use_cgroup", action="store_false", help="ignore cgroup v2 limits in percentages")
+    symon.add_argument("--once", action="store_true", help="take one sweep of every collector, print it and exit")
+    symon.add_argument("--json", action="store_true", help="with --once: print W&B keys and values as JSON")
+    return parser
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    from leet.config import parse_grid
+
+    grid = parse_grid(args.grid, "--grid") if args.grid else {}
+    return {
+        "interval": args.interval,
+        "pid": args.pid,
+        "track_tree": args.tree,
+        "disk_paths": tuple(args.disk_paths) if args.disk_paths else None,
+        "label": args.label,
+        "mouse": args.mouse,
+        "theme": args.theme,
+        "grid_rows": grid.get("rows"),
+        "grid_cols": grid.get("cols"),
+    }
+
+
+def _load_config(args: argparse.Namespace):
+    from pathlib import Path
+
+    from leet.config import load
+
+    return load(_overrides(args), path=Path(args.config) if args.config else None)
+
+
+def _make_hub(config, use_cgroup: bool):
+    from collectors.host import host_collectors
+    from collectors.hub import Hub
+
+    collectors = host_collectors(pid=config.pid, disk_paths=config.disk_paths, track_tree=config.track_tree, use_cgroup=use_cgroup)
+    return Hub(collectors, interval=config.interval, label=config.label)
+
+
+def run_symon(args: argparse.Namespace) -> int:
+    from leet.config import ConfigError
+
+    try:
+        config = _load_config(args)
+    except ConfigError as error:
+        print(f"leet: {error}", file=sys.stderr)
+        return 2
+    hub = _make_hub(config, args.use_cgroup)
+    if args.once:
+        from leet.once import print_once
+
+        return print_once(hub, json_output=args.json)
+    if args.json:
+        print("leet: --json goes with --once", file=sys.stderr)
+        return 2
+    from leet.sources import LiveSource
+    from leet.store import Store
+
+    source = LiveSource(Store(), hub)
+    source.start()  # sample while Textual imports
+    from leet.app import LeetApp
+
+    app = LeetApp(source, config)
+    try:
+        app.run(mouse=config.mouse)
+    finally:
+        source.stop()
+    return app.return_code or 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        # No run browser yet: the live monitor is the default view.
+        args = parser.parse_args(["symon", *(argv if argv is not None else sys.argv[1:])])
+    if args.command == "symon":
+        return run_symon(args)
+    parser.print_help()
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""The key map, in one table: bindings and the help screen are made from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Key:
+    keys: str  # Textual key names, comma-separated
+    action: str
+    shown: str  # how the help screen writes the keys
+    description: str
+    category: str
+
+
+SYMON_KEYS: tuple[Key, ...] = (
+    Key("h,question_mark", "help", "h ?", "Show this help", "General"),
+    Key("q,ctrl+c", "quit", "q ctrl+c", "Quit", "General"),
+    Key("tab", "cycle_focus(1)", "tab", "Focus processes ↔ charts", "Focus"),
+    Key("shift+tab", "cycle_focus(-1)", "shift+tab", "Focus backwards", "Focus"),
+    Key("escape", "unfocus", "esc", "Leave the focused pane", "Focus"),
+    Key("up,w", "move(0,-1)", "↑ w", "Focus the chart above (or move the process cursor)", "Charts"),
+    Key("down,s", "move(0,1)", "↓ s", "Focus the chart below", "Charts"),
+    Key("left,a", "move(-1,0)", "← a", "Focus the chart to the left", "Charts"),
+    Key("right,d", "move(1,0)", "→ d", "Focus the chart to the right", "Charts"),
+    Key("n,pagedown", "page(1)", "n pgdn", "Next page", "Charts"),
+    Key("N,pageup", "page(-1)", "N pgup", "Previous page", "Charts"),
+    Key("home", "page_to(0)", "home", "First page", "Charts"),
+    Key("end", "page_to(-1)", "end", "Last page", "Charts"),
+    Key("y", "cycle_mode", "y", "Focused chart: line → log Y → heatmap", "Charts"),
+    Key("backslash", "filter_charts", "\\", "Filter charts by title, key or label (regex, else text)", "Charts"),
+    Key("ctrl+backslash", "clear_chart_filter", "ctrl+\\", "Clear the chart filter", "Charts"),
+    Key("c", "grid(0,1)", "c C", "More / fewer grid columns", "Layout"),
+    Key("C", "grid(0,-1)", "", "", "Layout"),
+    Key("r", "grid(1,0)", "r R", "More / fewer grid rows", "Layout"),
+    Key("R", "grid(-1,0)", "", "", "Layout"),
+    Key("left_square_bracket", "toggle_sidebar", "[", "Show / hide the vitals sidebar", "Layout"),
+    Key("t", "cycle_sort", "t", "Sort processes by CPU or memory", "Processes"),
+    Key("f", "filter_processes", "f", "Filter processes by name or PID", "Processes"),
+    Key("ctrl+f", "clear_process_filter", "ctrl+f", "Clear the process filter", "Processes"),
+)
+
+
+def help_sections(keys: tuple[Key, ...] = SYMON_KEYS) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(category, [(keys, description)]) in table order, skipping continuation rows."""
+    sections: dict[str, list[tuple[str, str]]] = {}
+    for key in keys:
+        if key.shown:
+            sections.setdefault(key.category, []).append((key.shown, key.description))
+    return list(sections.items())

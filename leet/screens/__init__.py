@@ -1,0 +1,1 @@
+"""Screens of the leet app: symon (live host), help."""

@@ -1,0 +1,75 @@
+"""Sources turn the world into store writes on worker threads.
+
+``LiveSource`` subscribes to a collector hub: each sweep lands in the store,
+its non-metric extras (host facts, process rows) and collector health are
+kept as the latest, and the app is told that something changed. The app then
+pulls what it shows; nothing here touches a widget.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Mapping
+
+from collectors.base import CollectorStatus, Sample
+from leet.store import Store
+
+LIVE_RUN = "live"
+
+
+class LiveSource:
+    """Feeds hub samples into a store; ``ingest`` is also the synchronous entry for tests."""
+
+    def __init__(self, store: Store, hub: Any | None = None, run: str = LIVE_RUN) -> None:
+        self.store = store
+        self.hub = hub
+        self.run = run
+        self._lock = threading.Lock()
+        self._extras: dict[str, Any] = {}
+        self._status: tuple[CollectorStatus, ...] = ()
+        self._last_timestamp: float | None = None
+        self._first_timestamp: float | None = None
+        self._listeners: list[Callable[[], None]] = []
+        if hub is not None:
+            hub.subscribe(self.ingest)
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """``listener`` runs (on the writer's thread) after each ingested sample."""
+        self._listeners.append(listener)
+
+    def ingest(self, sample: Sample) -> None:
+        self.store.append_many(self.run, sample.timestamp, sample.values)
+        with self._lock:
+            self._extras.update(sample.extras)
+            self._status = sample.status
+            self._last_timestamp = sample.timestamp
+            if self._first_timestamp is None:
+                self._first_timestamp = sample.timestamp
+        for listener in self._listeners:
+            listener()
+
+    @property
+    def extras(self) -> Mapping[str, Any]:
+        with self._lock:
+            return dict(self._extras)
+
+    @property
+    def status(self) -> tuple[CollectorStatus, ...]:
+        with self._lock:
+            return self._status
+
+    @property
+    def time_span(self) -> tuple[float, float] | None:
+        """(first, last) sample timestamps, or None before the first sample."""
+        with self._lock:
+            if self._first_timestamp is None or self._last_timestamp is None:
+                return None
+            return self._first_timestamp, self._last_timestamp
+
+    def start(self) -> None:
+        if self.hub is not None:
+            self.hub.start()
+
+    def stop(self) -> None:
+        if self.hub is not None:
+            self.hub.stop()

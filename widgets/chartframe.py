@@ -1,0 +1,343 @@
+"""Lay out one chart panel as rows of styled runs: frame, title, axes, plot.
+
+Pure: no Textual. The widget in ``chart.py`` turns these rows into cached
+Strips and repaints only the cells that changed, so everything a person sees
+in a chart is decided here and can be tested as plain text.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from widgets.raster import SeriesView, render_heatmap, render_lines, y_bounds
+from widgets.ticks import integer_ticks, nice_range, nice_ticks, time_ticks
+from widgets.units import format_axis_labels, format_value
+
+Run = tuple[str, str]  # (text, style key)
+Row = list[Run]
+
+MODES = ("line", "log", "heatmap")
+
+
+@dataclass(frozen=True)
+class ChartView:
+    """Everything needed to draw one chart, independent of any widget."""
+
+    title: str
+    unit: str = ""
+    series_names: tuple[str, ...] = ()
+    data: tuple[SeriesView, ...] = ()
+    x_range: tuple[float, float] = (0.0, 1.0)
+    y_min: float | None = None
+    y_max: float | None = None
+    percent: bool = False
+    mode: str = "line"
+    x_kind: str = "time"  # "time" (wall clock) or "step"
+    empty_note: str = "waiting for data"
+    time_format: Callable[[float], str] | None = field(default=None, compare=False)
+
+
+def text_width(text: str) -> int:
+    return len(text)
+
+
+def fit(text: str, width: int) -> str:
+    """Cut to ``width`` cells, marking the cut with an ellipsis."""
+    if width <= 0:
+        return ""
+    if len(text) <= width:
+        return text
+    if width == 1:
+        return "…"
+    return text[: width - 1] + "…"
+
+
+def _latest(series: SeriesView) -> float:
+    for value in reversed(series.mean):
+        if math.isfinite(value):
+            return value
+    return math.nan
+
+
+def headline(view: ChartView) -> str:
+    """The value shown at the top right: the newest reading."""
+    if not view.data:
+        return ""
+    latest = [_latest(s) for s in view.data]
+    finite = [v for v in latest if math.isfinite(v)]
+    if not finite:
+        return ""
+    if len(view.data) == 1:
+        return format_value(finite[0], view.unit)
+    if view.percent:
+        return f"avg {format_value(sum(finite) / len(finite), view.unit)}"
+    return f"max {format_value(max(finite), view.unit)}"
+
+
+def chart_title(view: ChartView) -> str:
+    title = view.title
+    if view.unit:
+        title += f" ({view.unit})"
+    if len(view.series_names) > 1:
+        title += f" [{len(view.series_names)}]"
+    if view.mode != "line":
+        title += f" [{view.mode}]"
+    return title
+
+
+def _top_border(view: ChartView, width: int, focused: bool) -> Row:
+    frame = "frame-focus" if focused else "frame"
+    title_style = "title-focus" if focused else "title"
+    inner = width - 2
+    value = headline(view)
+    value_part = f" {value} " if value and inner >= len(value) + 8 else ""
+    room = inner - 1 - len(value_part) - 1  # "─" before title, "─" before value
+    title = fit(chart_title(view), room - 2)
+    title_part = f" {title} " if title else ""
+    fill = inner - 1 - len(title_part) - len(value_part)
+    row: Row = [("╭─", frame)]
+    if title_part:
+        row.append((title_part, title_style))
+    row.append(("─" * max(0, fill), frame))
+    if value_part:
+        row.append((value_part, "value"))
+    row.append(("╮", frame))
+    return _trim(row, width)
+
+
+def _legend(view: ChartView, width: int) -> Row:
+    """Coloured series names for the bottom border when several series share a chart."""
+    if view.mode == "heatmap" or len(view.series_names) < 2:
+        return []
+    runs: Row = []
+    used = 0
+    for index, (name, series) in enumerate(zip(view.series_names, view.data)):
+        value = _latest(series)
+        text = f" {name} {format_value(value, view.unit)}" if math.isfinite(value) else f" {name}"
+        if used + len(text) + 2 > width:
+            runs.append((" …", "muted"))
+            break
+        runs.append((" ●", f"s{index % 12}"))
+        runs.append((text, "label"))
+        used += len(text) + 2
+    if runs:
+        runs.append((" ", "label"))
+    return runs
+
+
+def _bottom_border(view: ChartView, width: int, focused: bool) -> Row:
+    frame = "frame-focus" if focused else "frame"
+    inner = width - 2
+    legend = _legend(view, inner - 2)
+    legend_width = sum(len(text) for text, _ in legend)
+    row: Row = [("╰─", frame)]
+    row.extend(legend)
+    row.append(("─" * max(0, inner - 1 - legend_width), frame))
+    row.append(("╯", frame))
+    return _trim(row, width)
+
+
+def _trim(row: Row, width: int) -> Row:
+    """Cut or pad a row to exactly ``width`` cells."""
+    out: Row = []
+    used = 0
+    for text, style in row:
+        if used >= width:
+            break
+        if used + len(text) > width:
+            text = text[: width - used]
+        out.append((text, style))
+        used += len(text)
+    if used < width:
+        out.append((" " * (width - used), "empty"))
+    return out
+
+
+def _y_range(view: ChartView, t0: float, t1: float) -> tuple[float, float] | None:
+    bounds = y_bounds(view.data, t0, t1)
+    if bounds is None:
+        return None
+    lo, hi = bounds
+    if view.mode == "log":
+        positive = [
+            v for s in view.data for v in s.lo if math.isfinite(v) and v > 0
+        ] or [1.0]
+        return min(positive), max(hi, min(positive))
+    if view.y_min is not None:
+        lo = min(lo, view.y_min)
+    if view.y_max is not None:
+        hi = max(hi, view.y_max) if view.percent else hi
+    if view.percent:
+        lo, hi = min(lo, 0.0), max(hi, 100.0)
+    return lo, hi
+
+
+def _log_ticks(lo: float, hi: float) -> tuple[float, float, list[float]]:
+    low = math.floor(math.log10(lo))
+    high = max(low + 1, math.ceil(math.log10(hi)))
+    return 10.0**low, 10.0**high, [10.0**e for e in range(low, high + 1)]
+
+
+def _axis(view: ChartView, lo: float, hi: float, rows: int) -> tuple[float, float, list[float]]:
+    if view.mode == "log":
+        return _log_ticks(lo, hi)
+    target = max(2, min(5, rows // 2))
+    if view.percent and lo >= 0 and hi <= 100:
+        lo, hi = 0.0, 100.0
+        ticks = [0.0, 50.0, 100.0] if rows >= 5 else [0.0, 100.0]
+        return lo, hi, ticks
+    lo, hi, _step = nice_range(lo, hi, target)
+    return lo, hi, nice_ticks(lo, hi, target)
+
+
+def _tick_row(value: float, lo: float, hi: float, rows: int, log: bool) -> int:
+    if log:
+        lo, hi, value = math.log10(lo), math.log10(hi), math.log10(value)
+    if hi == lo:
+        return rows - 1
+    return round((hi - value) / (hi - lo) * (rows - 1))
+
+
+def _label_rows(ticks: Sequence[float], labels: Sequence[str], lo: float, hi: float, rows: int, log: bool) -> dict[int, str]:
+    placed: dict[int, str] = {}
+    for value, label in zip(ticks, labels):
+        row = _tick_row(value, lo, hi, rows, log)
+        if 0 <= row < rows and all(abs(row - other) > 1 for other in placed):
+            placed[row] = label
+    return placed
+
+
+def _x_labels(view: ChartView, width: int) -> Row:
+    t0, t1 = view.x_range
+    if view.x_kind == "step":
+        ticks = integer_ticks(t0, t1, max(2, width // 10))
+        span = (t1 - t0) or 1.0
+        marks = [(round((t - t0) / span * (width - 1)), f"{t:,}") for t in ticks]
+    else:
+        marks = time_ticks(t0, t1, width)
+    line = [" "] * width
+    last_end = -2
+    for column, label in marks:
+        start = min(max(0, column - len(label) // 2), width - len(label))
+        if start <= last_end + 1 or start < 0:
+            continue
+        line[start : start + len(label)] = list(label)
+        last_end = start + len(label) - 1
+    return [("".join(line), "label")]
+
+
+def _plot_rows(view: ChartView, width: int, height: int, lo: float, hi: float) -> list[Row]:
+    if view.mode == "heatmap":
+        raw = render_heatmap(view.data, width, height, view.x_range, (lo, hi))
+        prefix = "h"
+    else:
+        raw = render_lines(view.data, width, height, view.x_range, (lo, hi), log_y=view.mode == "log")
+        prefix = "s"
+    rows: list[Row] = []
+    for raw_row in raw:
+        row: Row = []
+        for text, owner in raw_row:
+            style = "empty" if owner < 0 else f"{prefix}{owner % 12 if prefix == 's' else owner}"
+            row.append((text, style))
+        rows.append(row)
+    return rows
+
+
+def _heatmap_labels(view: ChartView, rows: int) -> dict[int, str]:
+    """Series names down the left edge, spread over the rows their band covers."""
+    count = len(view.series_names)
+    if count == 0:
+        return {}
+    if count <= rows:
+        band = rows / count
+        return {int(i * band): view.series_names[i] for i in range(count)}
+    per_row = math.ceil(count / rows)
+    return {r: view.series_names[r * per_row] for r in range(rows) if r * per_row < count}
+
+
+def compose_rows(view: ChartView, width: int, height: int, focused: bool = False) -> list[Row]:
+    """The whole panel, ``height`` rows of exactly ``width`` cells each."""
+    if width < 4 or height < 3:
+        return [[(" " * max(0, width), "empty")] for _ in range(max(0, height))]
+    frame = "frame-focus" if focused else "frame"
+    inner_w, inner_h = width - 2, height - 2
+    show_x = inner_h >= 4
+    plot_h = inner_h - (1 if show_x else 0)
+    body = _body(view, inner_w, plot_h, show_x)
+    rows = [_top_border(view, width, focused)]
+    for content in body:
+        rows.append([("│", frame), *content, ("│", frame)])
+    rows.append(_bottom_border(view, width, focused))
+    return rows
+
+
+def _body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:
+    t0, t1 = view.x_range
+    y_range = _y_range(view, t0, t1) if view.data else None
+    if y_range is None:
+        return _empty_body(view, width, plot_h, show_x)
+    lo, hi = y_range
+    if view.mode == "heatmap":
+        lo, hi = (0.0, 100.0) if view.percent else (lo, hi)
+        labels = {r: fit(name, 8) for r, name in _heatmap_labels(view, plot_h).items()}
+    else:
+        lo, hi, ticks = _axis(view, lo, hi, plot_h)
+        tick_labels = format_axis_labels(ticks, view.unit)
+        labels = _label_rows(ticks, tick_labels, lo, hi, plot_h, view.mode == "log")
+    label_w = min(max((len(s) for s in labels.values()), default=1), max(1, width // 3))
+    plot_w = max(1, width - label_w - 1)
+    plot = _plot_rows(view, plot_w, plot_h, lo, hi)
+    body: list[Row] = []
+    for r in range(plot_h):
+        label = labels.get(r)
+        text = fit(label, label_w).rjust(label_w) if label else " " * label_w
+        axis = "┤" if label and view.mode != "heatmap" else "│"
+        body.append([(text, "label"), (axis, "axis"), *plot[r]])
+    if show_x:
+        body.append([(" " * (label_w + 1), "empty"), *_x_labels(view, plot_w)])
+    return [_trim(row, width) for row in body]
+
+
+def _empty_body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:
+    rows: list[Row] = [[(" " * width, "empty")] for _ in range(plot_h + (1 if show_x else 0))]
+    note = fit(view.empty_note, width)
+    middle = plot_h // 2
+    pad = (width - len(note)) // 2
+    rows[middle] = _trim([(" " * pad, "empty"), (note, "muted")], width)
+    return rows
+
+
+def row_text(row: Row) -> str:
+    return "".join(text for text, _ in row)
+
+
+def row_cells(row: Row) -> tuple[str, tuple[str, ...]]:
+    """Per-cell text and style keys, for finding what changed between frames."""
+    chars: list[str] = []
+    styles: list[str] = []
+    for text, style in row:
+        chars.append(text)
+        styles.extend([style] * len(text))
+    return "".join(chars), tuple(styles)
+
+
+def changed_span(old: Row, new: Row) -> tuple[int, int] | None:
+    """First and last changed column (inclusive), or None when identical."""
+    if old == new:
+        return None
+    old_text, old_styles = row_cells(old)
+    new_text, new_styles = row_cells(new)
+    if len(old_text) != len(new_text):
+        return 0, max(len(old_text), len(new_text)) - 1
+    n = len(new_text)
+    first = 0
+    while first < n and old_text[first] == new_text[first] and old_styles[first] == new_styles[first]:
+        first += 1
+    if first == n:
+        return None
+    last = n - 1
+    while last > first and old_text[last] == new_text[last] and old_styles[last] == new_styles[last]:
+        last -= 1
+    return first, last

@@ -1,0 +1,92 @@
+"""A widget drawn from rows of (text, style key) runs, repainting only what changed.
+
+Subclasses produce rows and a style map; this base turns them into cached
+Strips and, when rows change, marks just the changed cells dirty. Over SSH the
+difference between "repaint the panel" and "repaint the three cells that
+moved" is most of the bandwidth.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
+
+from widgets.chartframe import Row, changed_span
+from widgets.palette import chart_styles
+
+
+class StyledLines(Widget):
+    """Base for line-oriented panels: the chart, vitals, process table, header."""
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._rows: list[Row] = []
+        self._strips: dict[int, Strip] = {}
+        self._styles: dict[str, Style] | None = None
+        self._laid_out_size = (0, 0)
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "theme", self._on_theme, init=False)
+
+    def _on_theme(self) -> None:
+        self._styles = None
+        self._strips.clear()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self.relayout(full=True)
+
+    def build_rows(self, width: int, height: int) -> list[Row]:
+        """Rows for the current state; each exactly ``width`` cells."""
+        raise NotImplementedError
+
+    def relayout(self, full: bool = False) -> None:
+        """Rebuild rows and repaint the cells that differ from the last frame."""
+        width, height = self.size
+        if width <= 0 or height <= 0:
+            return
+        new_rows = self.build_rows(width, height)
+        if full or (width, height) != self._laid_out_size or len(new_rows) != len(self._rows):
+            self._laid_out_size = (width, height)
+            self._rows = new_rows
+            self._strips.clear()
+            self.refresh()
+            return
+        regions = []
+        for y, (old, new) in enumerate(zip(self._rows, new_rows)):
+            span = changed_span(old, new)
+            if span is None:
+                continue
+            first, last = span
+            self._strips.pop(y, None)
+            regions.append(Region(first, y, last - first + 1, 1))
+        self._rows = new_rows
+        if regions:
+            self.refresh(*regions)
+
+    def style_map(self) -> dict[str, Style]:
+        if self._styles is None:
+            base = Style(bgcolor=self.rich_style.bgcolor)
+            self._styles = chart_styles(self.app.get_css_variables(), base)
+        return self._styles
+
+    def render_line(self, y: int) -> Strip:
+        strip = self._strips.get(y)
+        if strip is not None:
+            return strip
+        width = self.size.width
+        if y >= len(self._rows):
+            return Strip.blank(width, self.rich_style)
+        styles = self.style_map()
+        empty = styles["empty"]
+        segments = [Segment(text, styles.get(key, empty)) for text, key in self._rows[y] if text]
+        strip = Strip(segments, width).crop(0, width)
+        self._strips[y] = strip
+        return strip
+
+    def plain_rows(self) -> list[str]:
+        """What the panel shows, as plain text (tests, debugging)."""
+        return ["".join(text for text, _ in row) for row in self._rows]
