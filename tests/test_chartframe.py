@@ -1,0 +1,103 @@
+"""The chart panel as text: frame, title, axes, legend, empty state, diffing."""
+
+from __future__ import annotations
+
+import math
+
+from widgets.chartframe import ChartView, changed_span, compose_rows, headline, row_text
+from widgets.raster import SeriesView
+
+BRAILLE = {chr(c) for c in range(0x2801, 0x2900)}
+
+
+def series(values, start=0.0, step=1.0):
+    t = [start + i * step for i in range(len(values))]
+    return SeriesView(t, list(values), list(values), list(values))
+
+
+def text_of(view, width=40, height=10, focused=False):
+    return [row_text(row) for row in compose_rows(view, width, height, focused)]
+
+
+def test_every_row_has_the_panel_width():
+    view = ChartView("Network Rx", "B/s", ("Default",), (series([0, 1024, 4096, 2048]),), (0, 10))
+    for width, height in [(16, 5), (40, 10), (77, 23)]:
+        rows = text_of(view, width, height)
+        assert len(rows) == height
+        assert all(len(row) == width for row in rows)
+
+
+def test_title_unit_and_latest_value_in_the_top_border():
+    view = ChartView("Network Rx", "B/s", ("Default",), (series([0, 1024, 1536]),), (0, 10))
+    top = text_of(view)[0]
+    assert "Network Rx (B/s)" in top
+    assert "1.5 KiB/s" in top
+    assert top.startswith("╭") and top.endswith("╮")
+
+
+def test_data_draws_braille_and_empty_chart_says_so():
+    drawn = text_of(ChartView("CPU", "%", ("Default",), (series([10, 50, 90]),), (0, 3), percent=True))
+    assert any(ch in BRAILLE for row in drawn for ch in row)
+    empty = text_of(ChartView("CPU", "%", (), (), (0, 3), percent=True))
+    assert any("waiting for data" in row for row in empty)
+    assert not any(ch in BRAILLE for row in empty for ch in row)
+
+
+def test_percent_axis_is_zero_to_hundred_with_top_and_bottom_labels():
+    rows = text_of(ChartView("CPU", "%", ("Default",), (series([10, 12]),), (0, 2), percent=True), 40, 12)
+    assert "100%┤" in rows[1]
+    assert "0%┤" in rows[-3]
+
+
+def test_multi_series_legend_names_each_series():
+    view = ChartView("GPU Utilization", "%", ("GPU 0", "GPU 1"), (series([10, 20]), series([70, 80])), (0, 2), percent=True)
+    bottom = text_of(view, 60, 10)[-1]
+    assert "GPU 0 20%" in bottom and "GPU 1 80%" in bottom
+    assert "[2]" in text_of(view, 60, 10)[0]
+
+
+def test_heatmap_labels_rows_with_series_names():
+    names = tuple(f"Core {i}" for i in range(4))
+    view = ChartView("CPU Core", "%", names, tuple(series([i * 20, i * 25]) for i in range(4)), (0, 2), percent=True, mode="heatmap")
+    rows = text_of(view, 50, 12)
+    assert "[heatmap]" in rows[0]
+    body = "\n".join(rows[1:-2])
+    assert "Core 0" in body and "Core 3" in body
+
+
+def test_nan_only_series_counts_as_no_data():
+    rows = text_of(ChartView("X", "", ("a",), (series([math.nan, math.nan]),), (0, 2)))
+    assert any("waiting for data" in row for row in rows)
+
+
+def test_headline_for_several_series():
+    a, b = series([10.0]), series([30.0])
+    assert headline(ChartView("CPU", "%", ("a", "b"), (a, b), (0, 1), percent=True)) == "avg 20%"
+    assert headline(ChartView("Net", "B/s", ("a", "b"), (a, b), (0, 1))) == "max 30 B/s"
+
+
+def test_focus_changes_only_the_frame_style():
+    view = ChartView("CPU", "%", ("Default",), (series([10, 20]),), (0, 2), percent=True)
+    plain = compose_rows(view, 30, 8, False)
+    focused = compose_rows(view, 30, 8, True)
+    assert [row_text(r) for r in plain] == [row_text(r) for r in focused]
+    assert plain[0] != focused[0]
+
+
+def test_changed_span_finds_the_smallest_dirty_range():
+    old = [("abcdef", "x")]
+    assert changed_span(old, [("abcdef", "x")]) is None
+    assert changed_span(old, [("abXdeY", "x")]) == (2, 5)
+    assert changed_span(old, [("abc", "x"), ("def", "y")]) == (3, 5)
+
+
+def test_appending_a_point_changes_few_cells():
+    # The property the SSH bandwidth budget rests on: a new sample on a fixed
+    # window repaints a narrow strip, not the panel.
+    values = [50 + 10 * math.sin(i / 5) for i in range(60)]
+    before = ChartView("CPU", "%", ("Default",), (series(values),), (0, 200), percent=True)
+    after = ChartView("CPU", "%", ("Default",), (series(values + [55]),), (0, 200), percent=True)
+    old_rows, new_rows = compose_rows(before, 80, 20), compose_rows(after, 80, 20)
+    spans = [changed_span(o, n) for o, n in zip(old_rows, new_rows)]
+    widths = [last - first + 1 for span in spans if span for first, last in [span]]
+    assert sum(widths) <= 12
