@@ -1,0 +1,177 @@
+"""The process table: every process with its CPU, memory, threads and command.
+
+A classic monitor spends most of its own CPU here, so each sweep reads one
+file per process (``/proc/<pid>/stat``). The owner and command line are
+read once per process and kept until the process execs or its pid is reused.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from collectors.base import Collector, Probe
+from collectors.cgroup import CgroupReader, read_bytes, under_root
+from collectors.memory import usable_memory
+from collectors.process import CLOCK_TICKS, ProcStat, boot_seconds, parse_stat, ticks_between
+
+# The kernel cuts process names (comm) to 15 characters.
+COMM_LENGTH = 15
+
+
+@dataclass(frozen=True)
+class ProcessRow:
+    pid: int
+    name: str
+    user: str
+    cpu_percent: float  # 100 = one core busy over the interval
+    rss_bytes: int
+    memory_percent: float
+    threads: int
+    command: str
+
+
+@dataclass(frozen=True)
+class _Identity:
+    """What stays fixed for one program in one process."""
+
+    start_ticks: int
+    comm: str
+    name: str
+    user: str
+    command: str
+
+
+def command_line(raw: bytes) -> list[str]:
+    """``/proc/<pid>/cmdline`` (NUL-separated) as a list of arguments."""
+    return [arg.decode("utf-8", "replace") for arg in raw.rstrip(b"\0").split(b"\0") if arg]
+
+
+def display_name(comm: str, argv: list[str]) -> str:
+    """The program name, un-truncated from argv[0] when comm was cut short."""
+    if len(comm) >= COMM_LENGTH and argv:
+        program = os.path.basename(argv[0])
+        if program.startswith(comm):
+            return program
+    return comm
+
+
+class ProcessTableCollector(Collector):
+    """No metric keys; ``extras()`` gives ``{"processes": (ProcessRow, ...)}``.
+
+    ``memory_percent`` is against the same total the host facts show (RAM,
+    or a smaller cgroup limit), so the column adds up to the header.
+    """
+
+    name = "processes"
+    cadence = 2.0
+
+    def __init__(
+        self,
+        root: str = "/",
+        cgroup: CgroupReader | None = None,
+        memory_total: int | None = None,
+    ) -> None:
+        self.root = root
+        self.proc_dir = under_root(root, "/proc").rstrip("/")
+        self.cgroup = cgroup if cgroup is not None else CgroupReader(root=root)
+        self._memory_total = memory_total or 0
+        self._identities: dict[int, _Identity] = {}
+        self._users: dict[int, str] = {}
+        self._previous: dict[int, ProcStat] = {}
+        self._previous_at = 0.0
+        self._previous_boot = 0.0
+        self._rows: tuple[ProcessRow, ...] = ()
+
+    def probe(self) -> Probe:
+        if not os.path.isdir(self.proc_dir):
+            return Probe.absent(f"{self.proc_dir} is not mounted")
+        if not self._memory_total:
+            self._memory_total = usable_memory(self.cgroup, self.root)[0]
+        self._remember(self._read_all())
+        return Probe.ok()
+
+    def _remember(self, stats: dict[int, ProcStat]) -> None:
+        self._previous = stats
+        self._previous_at = time.monotonic()
+        self._previous_boot = boot_seconds()
+
+    def sample(self) -> Mapping[str, float]:
+        stats = self._read_all()
+        elapsed = time.monotonic() - self._previous_at
+        self._rows = tuple(self._row(stat, elapsed) for stat in stats.values())
+        self._forget_gone(stats)
+        self._remember(stats)
+        return {}
+
+    def extras(self) -> Mapping[str, Any]:
+        return {"processes": self._rows}
+
+    def _read_all(self) -> dict[int, ProcStat]:
+        stats = {}
+        for entry in os.scandir(self.proc_dir):
+            if not entry.name.isdigit():
+                continue
+            data = read_bytes(f"{self.proc_dir}/{entry.name}/stat")
+            stat = parse_stat(data.decode("utf-8", "replace")) if data else None
+            if stat is not None:
+                stats[stat.pid] = stat
+        return stats
+
+    def _row(self, stat: ProcStat, elapsed: float) -> ProcessRow:
+        identity = self._identity(stat)
+        return ProcessRow(
+            pid=stat.pid,
+            name=identity.name,
+            user=identity.user,
+            cpu_percent=self._cpu_percent(stat, elapsed),
+            rss_bytes=stat.rss_bytes,
+            memory_percent=(
+                stat.rss_bytes / self._memory_total * 100 if self._memory_total else 0.0
+            ),
+            threads=stat.threads,
+            command=identity.command,
+        )
+
+    def _cpu_percent(self, stat: ProcStat, elapsed: float) -> float:
+        if elapsed <= 0:
+            return 0.0
+        ticks = ticks_between(self._previous.get(stat.pid), stat, self._previous_boot)
+        return ticks / CLOCK_TICKS / elapsed * 100
+
+    def _identity(self, stat: ProcStat) -> _Identity:
+        known = self._identities.get(stat.pid)
+        if known is not None and known.start_ticks == stat.start_ticks and known.comm == stat.name:
+            return known
+        raw = read_bytes(f"{self.proc_dir}/{stat.pid}/cmdline") or b""
+        argv = command_line(raw)
+        identity = _Identity(
+            start_ticks=stat.start_ticks,
+            comm=stat.name,
+            name=display_name(stat.name, argv),
+            user=self._user(stat.pid),
+            command=" ".join(argv) or stat.name,
+        )
+        self._identities[stat.pid] = identity
+        return identity
+
+    def _user(self, pid: int) -> str:
+        try:
+            uid = os.stat(f"{self.proc_dir}/{pid}").st_uid
+        except OSError:
+            return "?"
+        user = self._users.get(uid)
+        if user is None:
+            try:
+                user = pwd.getpwuid(uid).pw_name
+            except KeyError:
+                user = str(uid)
+            self._users[uid] = user
+        return user
+
+    def _forget_gone(self, stats: Mapping[int, ProcStat]) -> None:
+        for pid in [pid for pid in self._identities if pid not in stats]:
+            del self._identities[pid]
