@@ -1,0 +1,425 @@
+"""Deterministic stand-ins for real hardware, for tests and screenshots.
+
+Every value is a pure function of the injected clock's time (and of the
+``origin`` that counters count from): the same time always gives the same
+numbers, and nothing here reads real time or draws random numbers. Curves
+are sums of sines and sawtooths, different per core and per device, so charts
+look alive. Counters are integrals of never-negative rates, so they only grow.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from collectors.base import Collector, CollectorStatus, Health, Probe, Sample
+from collectors.hostinfo import HostInfo
+from collectors.hub import Hub, clean_values, describe_error, merge_extras, with_label
+from collectors.processes import ProcessRow
+
+GIB = 2**30
+MIB = 2**20
+TAU = 2 * math.pi
+
+DEFAULT_START = 1_700_000_000.0
+
+
+class FakeClock:
+    """A clock that stands still until told: ``clock()`` returns the set time."""
+
+    def __init__(self, start: float = DEFAULT_START) -> None:
+        self._now = float(start)
+
+    def __call__(self) -> float:
+        return self._now
+
+    @property
+    def now(self) -> float:
+        return self._now
+
+    def set(self, seconds: float) -> None:
+        self._now = float(seconds)
+
+    def advance(self, seconds: float) -> float:
+        self._now += float(seconds)
+        return self._now
+
+
+@dataclass(frozen=True)
+class Wave:
+    """``base + Σ amp·sin(2π·t/period + phase)``, with its exact integral.
+
+    With ``base`` at least the sum of the amplitudes the wave never goes
+    negative, so as a rate its integral is a counter that never decreases.
+    """
+
+    base: float
+    terms: tuple[tuple[float, float, float], ...] = ()  # (amplitude, period s, phase rad)
+
+    def at(self, t: float) -> float:
+        return self.base + sum(a * math.sin(TAU * t / p + ph) for a, p, ph in self.terms)
+
+    def integral(self, start: float, end: float) -> float:
+        total = self.base * (end - start)
+        for amplitude, period, phase in self.terms:
+            scale = amplitude * period / TAU
+            total += scale * (math.cos(TAU * start / period + phase) - math.cos(TAU * end / period + phase))
+        return total
+
+
+def sawtooth(t: float, period: float, phase: float = 0.0) -> float:
+    """Rises linearly from 0 to 1 over ``period``, then drops back."""
+    return (t / period + phase) % 1.0
+
+
+def clamp(value: float, low: float = 0.0, high: float = 100.0) -> float:
+    return min(max(value, low), high)
+
+
+def _counter(wave: Wave, origin: float, t: float) -> float:
+    """What a counter fed at ``wave`` holds at ``t``, counting from ``origin``."""
+    return wave.integral(origin, t) if t > origin else 0.0
+
+
+# -- host ---------------------------------------------------------------------
+
+FAKE_HOSTNAME = "gpu-node-07"
+FAKE_CPU_MODEL = "AMD EPYC 7763 64-Core Processor"
+FAKE_MEMORY_TOTAL = 512 * GIB
+FAKE_SWAP_TOTAL = 8 * GIB
+FAKE_DISK_TOTAL = 3576 * GIB
+FAKE_UPTIME = 3.5 * 86400
+
+# (pid, name, user, command, base CPU % of one core, base RSS GiB, threads)
+FAKE_PROCESSES = (
+    (48213, "python", "ml", "python train.py --config configs/llama-7b.yaml", 320.0, 38.0, 96),
+    (48190, "torchrun", "ml", "torchrun --nproc-per-node 8 train.py", 2.0, 0.4, 6),
+    (48251, "pt_data_worker", "ml", "python train.py --config configs/llama-7b.yaml", 85.0, 6.5, 4),
+    (48252, "pt_data_worker", "ml", "python train.py --config configs/llama-7b.yaml", 80.0, 6.4, 4),
+    (48260, "wandb-core", "ml", "wandb-core --port-filename /tmp/wandb-port", 3.5, 0.2, 18),
+    (31877, "tensorboard", "ml", "tensorboard --logdir runs --port 6006", 1.2, 0.9, 22),
+    (30112, "jupyter-lab", "ml", "jupyter-lab --no-browser --port 8888", 0.8, 0.5, 9),
+    (1422, "dockerd", "root", "/usr/bin/dockerd -H fd://", 0.6, 0.1, 40),
+    (1180, "nvidia-persistenced", "root", "/usr/bin/nvidia-persistenced --verbose", 0.1, 0.01, 1),
+    (29554, "sshd", "root", "sshd: ml@pts/0", 0.3, 0.01, 1),
+    (29601, "bash", "ml", "-bash", 0.0, 0.005, 1),
+    (1, "systemd", "root", "/sbin/init", 0.1, 0.012, 1),
+)
+
+
+class FakeHostCollector(Collector):
+    """CPU, memory, disk and network keys of the real host collectors, made up."""
+
+    name = "fake-host"
+
+    def __init__(
+        self,
+        clock: Any,
+        cores: int = 8,
+        disks: Sequence[str] = ("nvme0n1",),
+        disk_paths: Sequence[str] = ("/",),
+        nics: int = 1,
+        origin: float | None = None,
+    ) -> None:
+        self._clock = clock
+        self.cores = max(1, int(cores))
+        self.disks = tuple(disks)
+        self.disk_paths = tuple(disk_paths)
+        self.nics = max(0, int(nics))
+        self.origin = float(clock()) if origin is None else float(origin)
+        # Byte rates per device and per NIC; the counters are their integrals.
+        disks_n, nics_n = range(len(self.disks)), range(self.nics)
+        self._reads = [Wave(40e6, ((25e6, 17 + 5 * n, n), (12e6, 3.1 + n, 2 * n))) for n in disks_n]
+        self._writes = [Wave(60e6, ((35e6, 41 + 7 * n, 1 + n), (20e6, 5.3 + n, n))) for n in disks_n]
+        self._sent = [Wave(9e6, ((6e6, 23 + 4 * n, n), (2.5e6, 2.9 + n, 3 * n))) for n in nics_n]
+        self._recv = [Wave(25e6, ((15e6, 13 + 3 * n, 2 * n), (8e6, 4.7 + n, n))) for n in nics_n]
+        self._retransmits = Wave(0.6, ((0.5, 53.0, 0.0),))
+
+    def probe(self) -> Probe:
+        return Probe.ok()
+
+    def sample(self) -> Mapping[str, float]:
+        t = self._clock()
+        values: dict[str, float] = {}
+        values.update(self._cpu(t))
+        values.update(self._memory(t))
+        values.update(self._disks(t))
+        values.update(self._network(t))
+        return values
+
+    def extras(self) -> Mapping[str, Any]:
+        t = self._clock()
+        return {"host": self._host_info(t), "processes": self._processes(t)}
+
+    def core_percent(self, core: int, t: float) -> float:
+        wave = Wave(
+            52.0,
+            ((24.0, 37.0 + 3 * core, core), (11.0, 6.1 + 0.7 * core, 2.0 * core)),
+        ).at(t)
+        burst = 14.0 * sawtooth(t, 23.0 + core, core / self.cores)
+        return clamp(wave + burst - 7.0)
+
+    def _cpu(self, t: float) -> dict[str, float]:
+        values = {f"cpu.{i}.cpu_percent": self.core_percent(i, t) for i in range(self.cores)}
+        average = sum(values.values()) / self.cores
+        values["cpu.avg_temp"] = 38.0 + 0.35 * average + 1.5 * math.sin(TAU * t / 97.0)
+        return values
+
+    def memory_used(self, t: float) -> float:
+        growth = 48 * GIB * sawtooth(t, 600.0)
+        return 170 * GIB + growth + 6 * GIB * math.sin(TAU * t / 71.0)
+
+    def swap_used(self, t: float) -> float:
+        return 0.6 * GIB + 0.25 * GIB * math.sin(TAU * t / 301.0)
+
+    def _memory(self, t: float) -> dict[str, float]:
+        used = float(round(self.memory_used(t)))
+        swap = float(round(self.swap_used(t)))
+        return {
+            "memory_percent": used / FAKE_MEMORY_TOTAL * 100,
+            "proc.memory.availableMB": (FAKE_MEMORY_TOTAL - used) / MIB,
+            "memory.used": used,
+            "swap.used": swap,
+            "swap.used_percent": swap / FAKE_SWAP_TOTAL * 100,
+        }
+
+    def _disks(self, t: float) -> dict[str, float]:
+        values: dict[str, float] = {}
+        for n, path in enumerate(self.disk_paths):
+            total = FAKE_DISK_TOTAL / (n + 1)
+            used = total * (0.34 + 0.05 * sawtooth(t, 900.0 + 60 * n, 0.3 * n))
+            values[f"disk.{path}.usagePercent"] = used / total * 100
+            values[f"disk.{path}.usageGB"] = used / GIB
+        for dev, reads, writes in zip(self.disks, self._reads, self._writes):
+            values[f"disk.{dev}.in"] = _counter(reads, self.origin, t) / MIB
+            values[f"disk.{dev}.out"] = _counter(writes, self.origin, t) / MIB
+            values[f"disk.{dev}.readBps"] = reads.at(t)
+            values[f"disk.{dev}.writeBps"] = writes.at(t)
+        return values
+
+    def _network(self, t: float) -> dict[str, float]:
+        return {
+            "network.sent": sum(_counter(w, self.origin, t) for w in self._sent),
+            "network.recv": sum(_counter(w, self.origin, t) for w in self._recv),
+            "network.sentBps": sum(w.at(t) for w in self._sent),
+            "network.recvBps": sum(w.at(t) for w in self._recv),
+            "network.tcpRetransmits": float(math.floor(_counter(self._retransmits, self.origin, t))),
+        }
+
+    def _host_info(self, t: float) -> HostInfo:
+        average = sum(self.core_percent(i, t) for i in range(self.cores)) / self.cores
+        busy = self.cores * average / 100
+        load = (
+            round(busy, 2),
+            round(busy * (0.95 + 0.05 * math.sin(TAU * t / 300.0)), 2),
+            round(busy * (0.9 + 0.03 * math.sin(TAU * t / 900.0)), 2),
+        )
+        return HostInfo(
+            hostname=FAKE_HOSTNAME,
+            cpu_model=FAKE_CPU_MODEL,
+            physical_cores=max(1, self.cores // 2),
+            logical_cores=self.cores,
+            memory_total=FAKE_MEMORY_TOTAL,
+            memory_limited_by_cgroup=False,
+            swap_total=FAKE_SWAP_TOTAL,
+            boot_time=self.origin - FAKE_UPTIME,
+            load_avg=load,
+            cpu_limit=None,
+        )
+
+    def _processes(self, t: float) -> tuple[ProcessRow, ...]:
+        rows = []
+        for n, (pid, name, user, command, cpu, rss_gib, threads) in enumerate(FAKE_PROCESSES):
+            swing = 0.25 * math.sin(TAU * t / (19.0 + 4 * n) + n) + 0.1 * math.sin(TAU * t / (3.3 + n))
+            rss = int(rss_gib * GIB * (1.0 + 0.04 * math.sin(TAU * t / (61.0 + 5 * n))))
+            rows.append(
+                ProcessRow(
+                    pid=pid,
+                    name=name,
+                    user=user,
+                    cpu_percent=round(max(0.0, cpu * (1.0 + swing)), 1),
+                    rss_bytes=rss,
+                    memory_percent=rss / FAKE_MEMORY_TOTAL * 100,
+                    threads=threads,
+                    command=command,
+                )
+            )
+        rows.sort(key=lambda row: (-row.cpu_percent, row.pid))
+        return tuple(rows)
+
+
+# -- GPUs -----------------------------------------------------------------------
+
+H100_MEMORY_TOTAL = 81559 * MIB
+H100_POWER_LIMIT = 700.0
+
+GPU_KEYS = (
+    "gpu",
+    "memory",
+    "memoryAllocated",
+    "memoryAllocatedBytes",
+    "temp",
+    "powerWatts",
+    "powerPercent",
+    "enforcedPowerLimitWatts",
+    "smClock",
+    "memoryClock",
+    "graphicsClock",
+    "fanSpeed",
+    "correctedMemoryErrors",
+    "uncorrectedMemoryErrors",
+    "encoderUtilization",
+)
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """What does not change about one GPU."""
+
+    index: int
+    name: str
+    memory_total: int  # bytes
+    power_limit_watts: float
+
+
+class FakeGPUCollector(Collector):
+    """NVIDIA-style ``gpu.{i}.*`` keys for a training job with periodic eval pauses."""
+
+    name = "fake-gpu"
+
+    def __init__(
+        self,
+        clock: Any,
+        count: int = 2,
+        name: str = "NVIDIA H100 80GB HBM3",
+        origin: float | None = None,
+    ) -> None:
+        self._clock = clock
+        self.count = max(0, int(count))
+        self.device_name = name
+        self.origin = float(clock()) if origin is None else float(origin)
+        self._gpus = tuple(
+            GpuInfo(i, name, H100_MEMORY_TOTAL, H100_POWER_LIMIT) for i in range(self.count)
+        )
+
+    def probe(self) -> Probe:
+        if not self.count:
+            return Probe.absent("no GPUs in this fake")
+        return Probe.ok()
+
+    def sample(self) -> Mapping[str, float]:
+        t = self._clock()
+        values: dict[str, float] = {}
+        for i in range(self.count):
+            for key, value in self._device(i, t).items():
+                values[f"gpu.{i}.{key}"] = value
+        return values
+
+    def extras(self) -> Mapping[str, Any]:
+        return {"gpus": self._gpus}
+
+    def utilization(self, index: int, t: float) -> float:
+        """Busy while training; every 90 s a short evaluation pause dips it."""
+        cycle = sawtooth(t, 90.0, 0.07 * index)
+        pause = 0.6 * math.exp(-(((cycle - 0.9) / 0.04) ** 2))
+        jitter = 3.0 * math.sin(TAU * t / (2.3 + 0.4 * index)) + 2.0 * math.sin(TAU * t / 11.0 + index)
+        return clamp(95.0 * (1.0 - pause) + jitter)
+
+    def _device(self, i: int, t: float) -> dict[str, float]:
+        util = self.utilization(i, t)
+        used = int(H100_MEMORY_TOTAL * (0.62 + 0.03 * i + 0.15 * sawtooth(t, 240.0, 0.2 * i)))
+        power = 90.0 + 5.8 * util + 12.0 * math.sin(TAU * t / (7.0 + i))
+        sm_clock = float(round(1980 - 4.5 * max(0.0, util - 60) + 15 * math.sin(TAU * t / 29.0 + i)))
+        errors = math.floor(max(0.0, t - self.origin) / 900.0) if i % 2 else 0
+        return {
+            "gpu": util,
+            "memory": clamp(0.55 * util + 6.0 * math.sin(TAU * t / 5.0 + i)),
+            "memoryAllocated": used / H100_MEMORY_TOTAL * 100,
+            "memoryAllocatedBytes": float(used),
+            "temp": float(round(36.0 + 0.33 * util + 2.0 * math.sin(TAU * t / 120.0 + i))),
+            "powerWatts": power,
+            "powerPercent": power / H100_POWER_LIMIT * 100,
+            "enforcedPowerLimitWatts": H100_POWER_LIMIT,
+            "smClock": sm_clock,
+            "memoryClock": 2619.0,
+            "graphicsClock": sm_clock,
+            "fanSpeed": float(round(30 + 0.4 * util)),
+            "correctedMemoryErrors": float(errors),
+            "uncorrectedMemoryErrors": 0.0,
+            "encoderUtilization": 0.0,
+        }
+
+
+def make_fake_collectors(clock: Any, gpus: int = 0, cores: int = 8) -> list[Collector]:
+    """A fake host, plus a fake GPU collector when ``gpus`` > 0."""
+    collectors: list[Collector] = [FakeHostCollector(clock, cores=cores)]
+    if gpus:
+        collectors.append(FakeGPUCollector(clock, count=gpus))
+    return collectors
+
+
+def replay(
+    source: Hub | Sequence[Collector],
+    clock: FakeClock,
+    start: float,
+    interval: float,
+    count: int,
+    label: str | None = None,
+) -> list[Sample]:
+    """``count`` Samples at ``start + k*interval``, made on this thread.
+
+    Sets ``clock`` to each time and calls the collectors directly, as a hub
+    would (probe once, cadence, label, extras kept between samples), so a
+    test can feed an app a history without starting any thread. A Hub
+    passes its collectors and label.
+    """
+    if isinstance(source, Hub):
+        collectors, label = source.collectors, source.label
+    else:
+        collectors = tuple(source)
+    clock.set(start)
+    probes = [_probe(collector) for collector in collectors]
+    last_sampled: dict[int, float] = {}
+    kept_extras: dict[int, Mapping[str, Any]] = {}
+    samples = []
+    for k in range(count):
+        now = start + k * interval
+        clock.set(now)
+        values: dict[str, float] = {}
+        statuses = []
+        for n, (collector, probe) in enumerate(zip(collectors, probes)):
+            if not probe.available:
+                statuses.append(CollectorStatus(collector.name, Health.ABSENT, probe.reason))
+                continue
+            previous = last_sampled.get(n)
+            if previous is not None and now - previous < collector.cadence:
+                statuses.append(CollectorStatus(collector.name, Health.OK))
+                continue
+            last_sampled[n] = now
+            try:
+                values.update(clean_values(collector.sample()))
+                kept_extras[n] = collector.extras()
+            except Exception as exc:  # noqa: BLE001 - mirror the hub: one collector's fault
+                statuses.append(CollectorStatus(collector.name, Health.FAILING, describe_error(exc)))
+                continue
+            statuses.append(CollectorStatus(collector.name, Health.OK))
+        samples.append(
+            Sample(
+                timestamp=clock(),
+                values=with_label(values, label),
+                extras=merge_extras([kept_extras[n] for n in sorted(kept_extras)]),
+                status=tuple(statuses),
+            )
+        )
+    return samples
+
+
+def _probe(collector: Collector) -> Probe:
+    try:
+        probe = collector.probe()
+    except Exception as exc:  # noqa: BLE001
+        return Probe.absent(f"probe failed: {describe_error(exc)}")
+    if not isinstance(probe, Probe):
+        return Probe.absent(f"probe failed: probe() returned {type(probe).__name__}, expected Probe")
+    return probe
