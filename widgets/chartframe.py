@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from widgets.raster import SeriesView, render_heatmap, render_lines, y_bounds
-from widgets.ticks import integer_ticks, nice_range, nice_ticks, time_ticks
-from widgets.units import format_axis_labels, format_value
+from widgets.raster import SeriesView, heatmap_layout, render_heatmap, render_lines, y_bounds
+from widgets.ticks import integer_ticks, log_ticks, time_ticks
+from widgets.units import axis_ticks, format_axis_labels, format_value
 
 Run = tuple[str, str]  # (text, style key)
 Row = list[Run]
@@ -156,40 +156,30 @@ def _trim(row: Row, width: int) -> Row:
 
 
 def _y_range(view: ChartView, t0: float, t1: float) -> tuple[float, float] | None:
+    if view.mode == "log":
+        return y_bounds(view.data, t0, t1, positive=True)
     bounds = y_bounds(view.data, t0, t1)
     if bounds is None:
         return None
     lo, hi = bounds
-    if view.mode == "log":
-        positive = [
-            v for s in view.data for v in s.lo if math.isfinite(v) and v > 0
-        ] or [1.0]
-        return min(positive), max(hi, min(positive))
     if view.y_min is not None:
         lo = min(lo, view.y_min)
-    if view.y_max is not None:
-        hi = max(hi, view.y_max) if view.percent else hi
     if view.percent:
         lo, hi = min(lo, 0.0), max(hi, 100.0)
     return lo, hi
 
 
-def _log_ticks(lo: float, hi: float) -> tuple[float, float, list[float]]:
-    low = math.floor(math.log10(lo))
-    high = max(low + 1, math.ceil(math.log10(hi)))
-    return 10.0**low, 10.0**high, [10.0**e for e in range(low, high + 1)]
-
-
-def _axis(view: ChartView, lo: float, hi: float, rows: int) -> tuple[float, float, list[float]]:
+def _axis(view: ChartView, lo: float, hi: float, rows: int) -> tuple[float, float, list[float], list[str]]:
+    """Axis bounds, tick values and their labels, all sharing one unit prefix."""
+    target = max(2, min(5, rows // 3))
     if view.mode == "log":
-        return _log_ticks(lo, hi)
-    target = max(2, min(5, rows // 2))
+        ticks = log_ticks(lo, hi, target)
+        return ticks[0], ticks[-1], ticks, format_axis_labels(ticks, view.unit)
     if view.percent and lo >= 0 and hi <= 100:
-        lo, hi = 0.0, 100.0
         ticks = [0.0, 50.0, 100.0] if rows >= 5 else [0.0, 100.0]
-        return lo, hi, ticks
-    lo, hi, _step = nice_range(lo, hi, target)
-    return lo, hi, nice_ticks(lo, hi, target)
+        return 0.0, 100.0, ticks, format_axis_labels(ticks, view.unit)
+    ticks, labels = axis_ticks(lo, hi, view.unit, target)
+    return ticks[0], ticks[-1], list(ticks), list(labels)
 
 
 def _tick_row(value: float, lo: float, hi: float, rows: int, log: bool) -> int:
@@ -214,7 +204,8 @@ def _x_labels(view: ChartView, width: int) -> Row:
     if view.x_kind == "step":
         ticks = integer_ticks(t0, t1, max(2, width // 10))
         span = (t1 - t0) or 1.0
-        marks = [(round((t - t0) / span * (width - 1)), f"{t:,}") for t in ticks]
+        labels = format_axis_labels([float(t) for t in ticks], "")
+        marks = [(round((t - t0) / span * (width - 1)), label) for t, label in zip(ticks, labels)]
     else:
         marks = time_ticks(t0, t1, width)
     line = [" "] * width
@@ -246,15 +237,14 @@ def _plot_rows(view: ChartView, width: int, height: int, lo: float, hi: float) -
 
 
 def _heatmap_labels(view: ChartView, rows: int) -> dict[int, str]:
-    """Series names down the left edge, spread over the rows their band covers."""
-    count = len(view.series_names)
-    if count == 0:
-        return {}
-    if count <= rows:
-        band = rows / count
-        return {int(i * band): view.series_names[i] for i in range(count)}
-    per_row = math.ceil(count / rows)
-    return {r: view.series_names[r * per_row] for r in range(rows) if r * per_row < count}
+    """Series names down the left edge, on the first row of each series' band."""
+    labels: dict[int, str] = {}
+    shown: set[int] = set()
+    for row, members in enumerate(heatmap_layout(len(view.series_names), rows)):
+        if members and members.start not in shown:
+            shown.add(members.start)
+            labels[row] = view.series_names[members.start]
+    return labels
 
 
 def compose_rows(view: ChartView, width: int, height: int, focused: bool = False) -> list[Row]:
@@ -283,8 +273,7 @@ def _body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:
         lo, hi = (0.0, 100.0) if view.percent else (lo, hi)
         labels = {r: fit(name, 8) for r, name in _heatmap_labels(view, plot_h).items()}
     else:
-        lo, hi, ticks = _axis(view, lo, hi, plot_h)
-        tick_labels = format_axis_labels(ticks, view.unit)
+        lo, hi, ticks, tick_labels = _axis(view, lo, hi, plot_h)
         labels = _label_rows(ticks, tick_labels, lo, hi, plot_h, view.mode == "log")
     label_w = min(max((len(s) for s in labels.values()), default=1), max(1, width // 3))
     plot_w = max(1, width - label_w - 1)

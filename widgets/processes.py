@@ -37,9 +37,18 @@ def header_row(width: int, sort: str) -> Row:
     return [(fit(text, width).ljust(width), "heading")]
 
 
+def short_command(command: str, name: str) -> str:
+    """The command line with its program path cut to the program's name."""
+    if not command:
+        return name
+    program, _, rest = command.partition(" ")
+    program = program.rsplit("/", 1)[-1] or program
+    return f"{program} {rest}".rstrip()
+
+
 def process_row(row: Any, width: int, style: str) -> Row:
-    memory = format_value(float(row.rss_bytes), "B")
-    command = clean(row.command or row.name)
+    memory = format_value(float(row.rss_bytes), "B", width=6)
+    command = clean(short_command(row.command, row.name))
     text = f"{row.pid:>7} {fit(clean(row.user), 8):<8} {row.cpu_percent:>5.1f} {memory:>6} {command}"
     return [(fit(text, width).ljust(width), style)]
 

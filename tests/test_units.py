@@ -1,0 +1,132 @@
+"""Numbers with units, for labels, legends and axes."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from widgets.units import axis_ticks, format_axis_labels, format_value
+
+GiB = 2**30
+MiB = 2**20
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (42, "%", "42%"),
+        (42.4, "%", "42%"),
+        (4.2, "%", "4.2%"),
+        (4.0, "%", "4%"),
+        (0.42, "%", "0.42%"),
+        (0.004, "%", "0%"),
+        (-0.001, "%", "0%"),
+        (100, "%", "100%"),
+        (0, "B", "0 B"),
+        (512, "B", "512 B"),
+        (1536, "B", "1.5 KiB"),
+        (1023.7, "B", "1 KiB"),
+        (3.2 * GiB, "B", "3.2 GiB"),
+        (23.5 * GiB, "B", "24 GiB"),
+        (0.0833, "B/s", "0 B/s"),
+        (0.9, "B/s", "0 B/s"),
+        (1536, "B/s", "1.5 KiB/s"),
+        (200 * MiB, "B/s", "200 MiB/s"),
+        (61.4, "°C", "61°C"),
+        (-5, "°C", "-5°C"),
+        (350, "W", "350 W"),
+        (1500, "W", "1.5 kW"),
+        (1.41e9, "Hz", "1.41 GHz"),
+        (2.4e9, "Hz", "2.4 GHz"),
+        (800e6, "Hz", "800 MHz"),
+        (0, "", "0"),
+        (7, "", "7"),
+        (123.456, "", "123"),
+        (1200, "", "1.2k"),
+        (1234, "", "1.23k"),
+        (999.7, "", "1k"),
+        (3.4e6, "", "3.4M"),
+        (-2.5e9, "", "-2.5G"),
+        (0.0234, "", "0.0234"),
+        (1.5e-5, "", "1.5e-5"),
+        (12.3, "ms", "12.3 ms"),
+        (math.nan, "%", "–"),
+        (math.nan, "B", "–"),
+        (math.inf, "W", "∞"),
+        (-math.inf, "", "-∞"),
+    ],
+)
+def test_format_value(value: float, unit: str, text: str) -> None:
+    assert format_value(value, unit) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "unit"),
+    [(v, u) for u in ("B", "B/s", "W", "Hz", "") for v in (0, 0.5, 7.77, 99.9, 512.5, 1e4, 3.3e7, 9.99e11)]
+    + [(v, u) for u in ("%", "°C") for v in (0, 0.05, 0.5, 7.77, 99.9, 512.5, 1e4)],
+)
+def test_single_values_stay_short(value: float, unit: str) -> None:
+    assert len(format_value(value, unit)) <= 9
+    assert len(format_value(-value, unit)) <= 10
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "width", "text"),
+    [
+        (1.41e9, "Hz", 7, "1.41GHz"),
+        (1.41e9, "Hz", 6, "1.4GHz"),
+        (1536, "B/s", 8, "1.5KiB/s"),
+        (12.3 * GiB, "B", 5, "12GiB"),
+        (0.42, "%", 4, "0.4%"),
+        (12.3, "ms", 5, "12 ms"),
+        (123456, "", 2, "123k"),  # whole digits are never cut
+    ],
+)
+def test_width_trades_precision_for_room(value: float, unit: str, width: int, text: str) -> None:
+    assert format_value(value, unit, width=width) == text
+
+
+@pytest.mark.parametrize(
+    ("ticks", "unit", "labels"),
+    [
+        ([0, 512 * MiB, GiB], "B", ["0 GiB", "0.5 GiB", "1.0 GiB"]),
+        ([0, 25, 50, 75, 100], "%", ["0%", "25%", "50%", "75%", "100%"]),
+        ([0, 250, 500, 750, 1000], "", ["0", "250", "500", "750", "1000"]),
+        ([0, 10_000, 20_000, 30_000, 40_000], "", ["0", "10k", "20k", "30k", "40k"]),
+        ([0, 0.5e9, 1e9, 1.5e9], "Hz", ["0 GHz", "0.5 GHz", "1.0 GHz", "1.5 GHz"]),
+        ([-5, -2.5, 0, 2.5, 5], "°C", ["-5.0°C", "-2.5°C", "0°C", "2.5°C", "5.0°C"]),
+        ([0, 0.025, 0.05], "%", ["0%", "0.025%", "0.050%"]),
+        ([1, 10, 100, 1000, 10_000], "B/s", ["1 B/s", "10 B/s", "100 B/s", "1000 B/s", "9.8 KiB/s"]),
+        ([0, 1, 2], "ms", ["0 ms", "1 ms", "2 ms"]),
+        ([0, 0], "W", ["0 W", "0 W"]),
+        ([0, 1e9, 2e9], "B", ["0 GiB", "0.93 GiB", "1.86 GiB"]),
+        ([1e9, 1e9 + 0.5, 1e9 + 1], "", ["1000000000.0", "1000000000.5", "1000000001.0"]),
+        ([0, math.nan], "%", ["0%", "–"]),
+        ([], "%", []),
+    ],
+)
+def test_axis_labels_share_one_prefix_and_precision(ticks, unit: str, labels: list[str]) -> None:
+    assert format_axis_labels(ticks, unit) == labels
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "unit", "ticks", "labels"),
+    [
+        (0, 0.0833, "B/s", [0, 1], ["0 B/s", "1 B/s"]),
+        (0, 3.2 * GiB, "B", [0, GiB, 2 * GiB, 3 * GiB, 4 * GiB],
+         ["0 GiB", "1 GiB", "2 GiB", "3 GiB", "4 GiB"]),
+        (0, 700, "B", [0, 200, 400, 600, 800], ["0 B", "200 B", "400 B", "600 B", "800 B"]),
+        (0, 100, "%", [0, 25, 50, 75, 100], ["0%", "25%", "50%", "75%", "100%"]),
+        (0, 1.2e9, "Hz", [0, 0.5e9, 1e9, 1.5e9], ["0 GHz", "0.5 GHz", "1.0 GHz", "1.5 GHz"]),
+    ],
+)
+def test_axis_ticks_step_in_the_units_own_prefix(lo, hi, unit, ticks, labels) -> None:
+    assert axis_ticks(lo, hi, unit) == (ticks, labels)
+
+
+def test_byte_axes_step_in_binary_units() -> None:
+    ticks, labels = axis_ticks(0, 900 * MiB, "B")
+    assert all(t % MiB == 0 for t in ticks)
+    assert labels[-1] == "1000 MiB"
+    assert len(set(labels)) == len(labels)

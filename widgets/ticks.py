@@ -1,0 +1,198 @@
+"""Axis tick maths: round steps, value ticks, whole-number ticks, clock ticks.
+
+Pure Python, no Textual.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, tzinfo
+from typing import Iterator
+
+_MANTISSAS = (1.0, 2.0, 2.5, 5.0)
+
+# Clock steps in seconds; each lands on round local instants.
+_TIME_STEPS = (
+    1, 2, 5, 10, 15, 30,
+    60, 120, 300, 600, 900, 1800,
+    3600, 7200, 10800, 21600, 43200,
+    86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400,
+)
+_DAY = 86400
+
+
+def _clean(value: float) -> float:
+    """Drop float noise (0.30000000000000004 → 0.3) and negative zero."""
+    return float(f"{value:.15g}") + 0.0
+
+
+def _check_finite(**values: float) -> None:
+    for name, value in values.items():
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+
+
+def _check_target(target: int) -> None:
+    if target < 1:
+        raise ValueError(f"target must be at least 1, got {target!r}")
+
+
+def _ladder(raw: float) -> Iterator[float]:
+    """Nice steps from the largest one not above ``raw`` upwards."""
+    exponent = math.floor(math.log10(raw))
+    while True:
+        base = 10.0**exponent
+        for mantissa in _MANTISSAS:
+            yield _clean(mantissa * base)
+        exponent += 1
+
+
+def nice_step(span: float, target: int) -> float:
+    """The smallest step of 1, 2, 2.5 or 5 × 10^k that cuts ``span`` into at most ``target`` parts."""
+    if not (math.isfinite(span) and span > 0):
+        raise ValueError(f"span must be a positive finite number, got {span!r}")
+    _check_target(target)
+    raw = span / target
+    for step in _ladder(raw):
+        if step >= raw * (1 - 1e-12):
+            return step
+    raise AssertionError("unreachable")
+
+
+def _flat(lo: float, hi: float) -> tuple[float, float]:
+    """Open up a range with no width so it reaches zero (or 0..1 at zero)."""
+    value = hi if abs(hi) >= abs(lo) else lo
+    if value > 0:
+        return 0.0, value
+    if value < 0:
+        return value, 0.0
+    return 0.0, 1.0
+
+
+def _ordered(lo: float, hi: float) -> tuple[float, float]:
+    _check_finite(lo=lo, hi=hi)
+    if lo > hi:
+        lo, hi = hi, lo
+    if hi - lo <= 1e-12 * max(abs(lo), abs(hi)):
+        lo, hi = _flat(lo, hi)
+    return lo, hi
+
+
+def nice_range(lo: float, hi: float, target: int = 4) -> tuple[float, float, float]:
+    """(lo', hi', step): round bounds with lo' <= lo, hi' >= hi, at most ``target`` steps apart.
+
+    Equal bounds open up to reach zero; reversed bounds are swapped.
+    """
+    _check_target(target)
+    lo, hi = _ordered(lo, hi)
+    raw = (hi - lo) / target
+    for step in _ladder(raw):
+        if step < raw * (1 - 1e-12):
+            continue
+        low = math.floor(lo / step + 1e-9) * step
+        high = math.ceil(hi / step - 1e-9) * step
+        if round((high - low) / step) <= target:
+            return _clean(low), _clean(high), step
+    raise AssertionError("unreachable")
+
+
+def nice_ticks(lo: float, hi: float, target: int = 4) -> list[float]:
+    """Ticks every nice step across ``nice_range(lo, hi, target)``, ends included."""
+    low, high, step = nice_range(lo, hi, target)
+    count = round((high - low) / step)
+    return [_clean(low + i * step) for i in range(count + 1)]
+
+
+def integer_ticks(lo: float, hi: float, target: int) -> list[int]:
+    """Whole-number ticks for a step axis; the last one is a round number >= hi."""
+    _check_target(target)
+    _check_finite(lo=lo, hi=hi)
+    if lo > hi:
+        lo, hi = hi, lo
+    low, high = math.floor(lo), math.ceil(hi)
+    if high == low:
+        high = low + 1
+    raw = (high - low) / target
+    for candidate in _ladder(max(raw, 1.0)):
+        step = int(candidate)
+        if step != candidate or step < raw:
+            continue
+        first = (low // step) * step
+        last = -(-high // step) * step
+        if (last - first) // step <= target:
+            return list(range(first, last + 1, step))
+    raise AssertionError("unreachable")
+
+
+def log_ticks(lo: float, hi: float, target: int = 4) -> list[float]:
+    """Powers of ten covering [lo, hi] (both > 0); 1-2-5 within a single decade."""
+    _check_target(target)
+    _check_finite(lo=lo, hi=hi)
+    if not (lo > 0 and hi > 0):
+        raise ValueError(f"log ticks need positive bounds, got {lo!r}..{hi!r}")
+    if lo > hi:
+        lo, hi = hi, lo
+    first = math.floor(math.log10(lo) + 1e-9)
+    last = max(first + 1, math.ceil(math.log10(hi) - 1e-9))
+    if last - first == 1 and target >= 3:
+        base = 10.0**first
+        return [_clean(m * base) for m in (1, 2, 5, 10)]
+    every = -(-(last - first) // target)
+    last = first + every * -(-(last - first) // every)
+    return [_clean(10.0**e) for e in range(first, last + 1, every)]
+
+
+def _time_format(step: int) -> str:
+    if step >= _DAY:
+        return "%b %d"
+    if step >= 60:
+        return "%H:%M"
+    return "%H:%M:%S"
+
+
+def _label_length(fmt: str) -> int:
+    return {"%b %d": 6, "%H:%M": 5, "%H:%M:%S": 8}[fmt]
+
+
+def _utc_offset(instant: float, tz: tzinfo | None) -> float:
+    moment = datetime.fromtimestamp(instant, tz) if tz else datetime.fromtimestamp(instant).astimezone()
+    offset = moment.utcoffset()
+    return offset.total_seconds() if offset else 0.0
+
+
+def _format_time(instant: float, fmt: str, tz: tzinfo | None) -> str:
+    moment = datetime.fromtimestamp(instant, tz) if tz else datetime.fromtimestamp(instant)
+    return moment.strftime(fmt)
+
+
+def time_ticks(
+    t0: float, t1: float, width: int, label_width: int = 6, tz: tzinfo | None = None
+) -> list[tuple[int, str]]:
+    """(column, label) for round wall-clock instants in [t0, t1] across ``width`` cells.
+
+    The step is the smallest of 1 s … 28 d that leaves at least two blank
+    cells between labels of ``max(label_width, label length)``. Labels are
+    "14:05:30" below a minute, "14:05" below a day, "Mar 05" beyond. The
+    column is the cell holding the instant. ``tz`` defaults to local time.
+    """
+    if width <= 0 or not (math.isfinite(t0) and math.isfinite(t1)) or t1 <= t0:
+        return []
+    span = t1 - t0
+    step = _TIME_STEPS[-1]
+    for candidate in _TIME_STEPS:
+        room = max(label_width, _label_length(_time_format(candidate))) + 2
+        if candidate * width / span >= room:
+            step = candidate
+            break
+    else:
+        room = max(label_width, 6) + 2
+        step = _DAY * math.ceil(span * room / width / _DAY)
+    fmt = _time_format(step)
+    offset = _utc_offset(t0, tz)
+    instant = math.ceil((t0 + offset) / step) * step - offset
+    ticks = []
+    while instant <= t1:
+        column = min(int((instant - t0) / span * width), width - 1)
+        ticks.append((column, _format_time(instant, fmt, tz)))
+        instant += step
+    return ticks

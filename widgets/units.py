@@ -1,0 +1,247 @@
+"""Short, readable numbers with units for labels, legends and axes.
+
+Units: "%", "°C", "W", "Hz", "B", "B/s" and "" (a plain count); any other
+unit is a plain number followed by the unit. Pure Python, no Textual.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Sequence
+
+from widgets.ticks import integer_ticks, nice_ticks
+
+MISSING = "–"
+
+_BINARY = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_SI = ("", "k", "M", "G", "T", "P", "E")
+_NONE = ("",)
+
+# Beyond this spread between the smallest and largest tick an axis is
+# logarithmic, and its labels are formatted one by one.
+_LOG_SPREAD = 100.0
+
+
+class _Style(NamedTuple):
+    symbol: str
+    base: float  # prefix step; 1 means no prefixes
+    prefixes: tuple[str, ...]
+    space: bool  # "350 W" rather than "350W"
+    digits: int  # significant digits for a single value
+    max_decimals: int
+    whole_below_base: bool  # bytes: "512 B", never "0.08 B"
+
+
+_STYLES = {
+    "%": _Style("%", 1, _NONE, False, 2, 2, False),
+    "°C": _Style("°C", 1, _NONE, False, 2, 1, False),
+    "W": _Style("W", 1000, _SI, True, 2, 1, False),
+    "Hz": _Style("Hz", 1000, _SI, True, 3, 2, False),
+    "B": _Style("B", 1024, _BINARY, True, 2, 1, True),
+    "B/s": _Style("B/s", 1024, _BINARY, True, 2, 1, True),
+    "": _Style("", 1000, _SI, False, 3, 6, False),
+}
+
+
+def _style(unit: str) -> tuple[_Style, str]:
+    """The style to format with, and any foreign unit to append after a space."""
+    style = _STYLES.get(unit)
+    if style is not None:
+        return style, ""
+    return _STYLES[""], unit
+
+
+def _special(value: float) -> str | None:
+    if math.isnan(value):
+        return MISSING
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    return None
+
+
+def _prefix_index(magnitude: float, style: _Style) -> int:
+    index = 0
+    while magnitude >= style.base and index < len(style.prefixes) - 1 and style.base > 1:
+        magnitude /= style.base
+        index += 1
+    return index
+
+
+def _decimals(scaled: float, style: _Style) -> int:
+    if scaled == 0:
+        return 0
+    wanted = style.digits - 1 - math.floor(math.log10(abs(scaled)))
+    return min(max(wanted, 0), style.max_decimals)
+
+
+def _number(scaled: float, decimals: int, trim: bool) -> str:
+    text = f"{scaled:.{decimals}f}"
+    if trim and "." in text:
+        text = text.rstrip("0").rstrip(".")
+    if text.startswith("-") and float(text) == 0:
+        text = text[1:]
+    return text
+
+
+def _join(number: str, prefix: str, style: _Style, space: bool) -> str:
+    suffix = prefix + style.symbol
+    if not suffix:
+        return number
+    return f"{number} {suffix}" if space else number + suffix
+
+
+def _plain_tiny(value: float, style: _Style) -> str | None:
+    """Plain numbers too small for decimals read better as 1.5e-5."""
+    if style.symbol or value == 0 or abs(value) >= 1e-3:
+        return None
+    return f"{value:.{style.digits}g}".replace("e-0", "e-")
+
+
+def _format(value: float, style: _Style, decimals: int | None, space: bool) -> tuple[str, int]:
+    """The text and the decimals used (``None`` picks them from the value)."""
+    magnitude = abs(value)
+    if style.whole_below_base and magnitude < 1:
+        return _join("0", "", style, space), 0
+    index = _prefix_index(magnitude, style)
+    while True:
+        scaled = value / style.base**index
+        whole = style.whole_below_base and index == 0
+        places = 0 if whole else decimals if decimals is not None else _decimals(scaled, style)
+        if abs(round(scaled, places)) >= style.base > 1 and index < len(style.prefixes) - 1:
+            index += 1  # 1023.7 B rounds to 1024 B: say 1 KiB instead
+            continue
+        return _join(_number(scaled, places, trim=True), style.prefixes[index], style, space), places
+
+
+def format_value(value: float, unit: str, width: int | None = None) -> str:
+    """``value`` in ``unit``, short: "42%", "1.5 KiB", "1.41 GHz", "3.4M", "61°C".
+
+    NaN is "–". With ``width`` the space before the unit goes, then decimals,
+    until the text fits; digits left of the point are never cut.
+    """
+    special = _special(value)
+    if special is not None:
+        return special
+    style, foreign = _style(unit)
+    tiny = _plain_tiny(value, style)
+    if tiny is not None:
+        text = tiny
+    else:
+        text = _fitted(value, style, None if width is None else width - _extra(foreign))
+    return f"{text} {foreign}" if foreign else text
+
+
+def _fitted(value: float, style: _Style, width: int | None) -> str:
+    """The most precise text that fits ``width``; the space before the unit goes before digits do."""
+    text, decimals = _format(value, style, None, style.space)
+    if width is None or len(text) <= width:
+        return text
+    spacings = (True, False) if style.space else (False,)
+    for places in range(decimals, -1, -1):
+        for space in spacings:
+            text, _ = _format(value, style, places, space)
+            if len(text) <= width:
+                return text
+    return text
+
+
+def _extra(foreign: str) -> int:
+    return len(foreign) + 1 if foreign else 0
+
+
+def _shared_decimals(scaled: Sequence[float], gap: float) -> int | None:
+    """Fewest decimals that show every value exactly (to a millionth of ``gap``), or None beyond six."""
+    tolerance = 1e-6 * gap
+    for decimals in range(7):
+        if all(abs(v - round(v, decimals)) <= tolerance for v in scaled):
+            return decimals
+    return None
+
+
+def _smallest_gap(scaled: Sequence[float]) -> float | None:
+    ordered = sorted(set(scaled))
+    return min((b - a for a, b in zip(ordered, ordered[1:])), default=None)
+
+
+def _labels_with_prefix(ticks: Sequence[float], style: _Style, index: int) -> list[str] | None:
+    divisor = style.base**index
+    scaled = [t / divisor for t in ticks if math.isfinite(t)]
+    gap = _smallest_gap(scaled)
+    if gap is None:
+        decimals = _shared_decimals(scaled, 1.0) or 0
+    else:
+        # Show the gap to two digits, fewer when the ticks are rounder than
+        # that; ticks that are not round in this prefix (bytes stepped in
+        # powers of ten) are rounded to what tells them apart.
+        decimals = max(0, 1 - math.floor(math.log10(gap)))
+        exact = _shared_decimals(scaled, gap)
+        if exact is not None:
+            decimals = min(decimals, exact)
+    if decimals > 6:
+        return None
+    prefix = style.prefixes[index]
+    labels = []
+    for tick in ticks:
+        special = _special(tick)
+        if special is not None:
+            labels.append(special)
+        elif tick == 0:
+            labels.append(_join("0", prefix if style.symbol else "", style, style.space))
+        else:
+            labels.append(_join(_number(tick / divisor, decimals, trim=False), prefix, style, style.space))
+    finite = {(tick, label) for tick, label in zip(ticks, labels) if math.isfinite(tick)}
+    if len({label for _, label in finite}) < len({tick for tick, _ in finite}):
+        return None  # rounding merged ticks
+    return labels
+
+
+def format_axis_labels(ticks: Sequence[float], unit: str) -> list[str]:
+    """Labels for one axis with a shared prefix and precision so they align.
+
+    0, 0.5 GiB, 1 GiB → "0 GiB", "0.5 GiB", "1.0 GiB". Ticks spread over more
+    than a factor of 100 (a log axis) are formatted one by one.
+    """
+    style, foreign = _style(unit)
+    nonzero = [abs(t) for t in ticks if math.isfinite(t) and t != 0]
+    if nonzero and max(nonzero) / min(nonzero) >= _LOG_SPREAD:
+        return [format_value(t, unit) for t in ticks]
+    if not nonzero:
+        labels = [_special(t) or _join("0", "", style, style.space) for t in ticks]
+    else:
+        index = _prefix_index(max(nonzero), style)
+        choices = [_labels_with_prefix(ticks, style, i) for i in range(index, -1, -1)]
+        usable = [labels for labels in choices if labels is not None]
+        if not usable:
+            return [format_value(t, unit) for t in ticks]
+        # The shorter set wins; on a tie the larger prefix (listed first) does.
+        labels = min(usable, key=lambda found: max(len(label) for label in found))
+    return [f"{label} {foreign}" if foreign and label != MISSING else label for label in labels]
+
+
+def axis_ticks(lo: float, hi: float, unit: str, target: int = 4) -> tuple[list[float], list[str]]:
+    """Round ticks covering [lo, hi] in the unit's own prefix, with their labels.
+
+    Byte axes step in binary units (0, 256 MiB, 512 MiB …) and never show
+    fractions of a byte; other units use ``nice_ticks``.
+    """
+    style, _ = _style(unit)
+    if style.base == 1:
+        ticks = nice_ticks(lo, hi, target)
+    else:
+        index = _prefix_index(max(abs(lo), abs(hi)), style)
+        while True:
+            divisor = style.base**index
+            if index == 0 and style.whole_below_base:
+                ticks = [float(t) for t in integer_ticks(lo, hi, target)]
+            else:
+                ticks = [_clean_product(t, divisor) for t in nice_ticks(lo / divisor, hi / divisor, target)]
+            top = max(abs(t) for t in ticks) / divisor
+            if top >= style.base and index < len(style.prefixes) - 1:
+                index += 1
+                continue
+            break
+    return ticks, format_axis_labels(ticks, unit)
+
+
+def _clean_product(value: float, divisor: float) -> float:
+    return float(f"{value * divisor:.15g}") + 0.0
