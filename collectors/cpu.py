@@ -7,7 +7,7 @@ import os
 from typing import Mapping
 
 from collectors.base import Collector, Probe
-from collectors.cgroup import read_text, under_root
+from collectors.procfs import read_text, under_root
 
 # hwmon drivers whose temperatures are the CPU's (package, cores, dies).
 CPU_SENSOR_DRIVERS = frozenset({"coretemp", "k10temp", "zenpower", "cpu_thermal", "cpu-thermal"})

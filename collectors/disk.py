@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from collectors.base import Collector, Probe
-from collectors.cgroup import Mount, parse_mountinfo, read_text, under_root
+from collectors.procfs import Mount, parse_mountinfo, read_text, under_root
 
 SECTOR_BYTES = 512
 MIB = 2**20

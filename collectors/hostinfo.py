@@ -12,7 +12,8 @@ from typing import Any, Mapping
 import psutil
 
 from collectors.base import Collector, Probe
-from collectors.cgroup import CgroupReader, read_text, under_root
+from collectors.cgroup import CgroupReader
+from collectors.procfs import read_text, under_root
 from collectors.memory import read_meminfo, usable_memory
 
 # /proc/cpuinfo fields that name the CPU, by architecture (x86, ARM, others).

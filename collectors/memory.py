@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Mapping
 
 from collectors.base import Collector, Probe
-from collectors.cgroup import CgroupReader, read_text, under_root
+from collectors.cgroup import CgroupReader
+from collectors.procfs import read_text, under_root
 
 MIB = 2**20
 

@@ -12,7 +12,7 @@ import time
 from typing import Mapping
 
 from collectors.base import Collector, Probe
-from collectors.cgroup import read_text, under_root
+from collectors.procfs import read_text, under_root
 
 IFF_LOOPBACK = 0x8
 

@@ -14,7 +14,8 @@ from typing import Callable, Mapping
 import psutil
 
 from collectors.base import Collector, Probe
-from collectors.cgroup import CgroupReader, read_bytes, under_root
+from collectors.cgroup import CgroupReader
+from collectors.procfs import read_bytes, under_root
 from collectors.memory import memory_denominator
 
 MIB = 2**20

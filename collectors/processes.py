@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from collectors.base import Collector, Probe
-from collectors.cgroup import CgroupReader, read_bytes, under_root
+from collectors.cgroup import CgroupReader
+from collectors.procfs import read_bytes, under_root
 from collectors.memory import usable_memory
 from collectors.process import CLOCK_TICKS, ProcStat, boot_seconds, parse_stat, ticks_between
 

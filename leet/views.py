@@ -54,7 +54,8 @@ def chart_view(
         snapshot = snapshots.get(key)
         if snapshot is None:
             continue
-        names.append(info.legend)
+        # A lone unnamed series needs no name: the title says what it is.
+        names.append("" if info.legend == "Default" else info.legend)
         data.append(_scaled(snapshot, info.scale))
     return ChartView(
         title=spec.title,

@@ -15,7 +15,7 @@ from collectors.disk import (
     real_fs_types,
     real_mounts,
 )
-from collectors.cgroup import parse_mountinfo
+from collectors.procfs import parse_mountinfo
 from collectors.network import NetworkCollector
 from collectors.process import (
     CLOCK_TICKS,

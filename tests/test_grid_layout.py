@@ -13,6 +13,7 @@ def test_page_layout_fills_the_page():
 
 def test_fit_grid_shrinks_to_the_minimum_cell():
     assert fit_grid(3, 3, 120, 46) == (3, 3)
-    rows, cols = fit_grid(3, 3, 48, 20)
+    rows, cols = fit_grid(3, 3, 60, 20)
     assert cols == 2 and rows == 2
+    assert fit_grid(3, 3, 84, 30)[1] == 3
     assert fit_grid(3, 3, 10, 3) == (1, 1)

@@ -88,13 +88,15 @@ def chart_title(view: ChartView) -> str:
 
 
 def _top_border(view: ChartView, width: int, focused: bool) -> Row:
+    """``╭─ Title (unit) ──── value ╮``: the title wins when space is short."""
     frame = "frame-focus" if focused else "frame"
     title_style = "title-focus" if focused else "title"
     inner = width - 2
+    title = chart_title(view)
     value = headline(view)
-    value_part = f" {value} " if value and inner >= len(value) + 8 else ""
-    room = inner - 1 - len(value_part) - 1  # "─" before title, "─" before value
-    title = fit(chart_title(view), room - 2)
+    value_part = f" {value} " if value and len(title) + len(value) + 6 <= inner else ""
+    room = inner - 2 - len(value_part)  # "─" before the title, at least one after
+    title = fit(title, room - 2)
     title_part = f" {title} " if title else ""
     fill = inner - 1 - len(title_part) - len(value_part)
     row: Row = [("╭─", frame)]

@@ -17,7 +17,7 @@ from textual.widget import Widget
 
 from widgets.chart import Chart
 
-MIN_CELL_WIDTH = 22
+MIN_CELL_WIDTH = 28
 MIN_CELL_HEIGHT = 7
 
 
