@@ -528,6 +528,16 @@ _SYMON_CHARTS = (
 )
 _CHART_RANK = {chart: rank for rank, chart in enumerate(_SYMON_CHARTS)}
 
+# What a person on a training node looks at first: these lead the first page,
+# whatever their family, so accelerators are never pushed behind host totals.
+_SYMON_FIRST = (
+    "cpu.core", "memory.percent",
+    "gpu.gpu", "tpu.tensorcoreUtilization", "trn.neuroncore_utilization",
+    "gpu.memoryAllocated", "tpu.hbm_used_percent", "gpu.temp", "gpu.powerWatts",
+    "network.rx_rate", "network.tx_rate", "disk.io_rate",
+)
+_FIRST_RANK = {chart: rank for rank, chart in enumerate(_SYMON_FIRST)}
+
 _DIGITS = re.compile(r"(\d+)")
 
 
@@ -547,6 +557,7 @@ def _chart_order(spec: ChartSpec, order: str) -> tuple:
     if order == "title":
         return by_title
     return (
+        _FIRST_RANK.get(spec.chart, len(_FIRST_RANK)),
         _FAMILY_RANK.get(spec.family, len(FAMILIES)),
         _CHART_RANK.get(spec.chart, len(_CHART_RANK)),
         *by_title,
@@ -556,7 +567,9 @@ def _chart_order(spec: ChartSpec, order: str) -> tuple:
 def group(keys: Iterable[str], order: str = "symon") -> list[ChartSpec]:
     """One :class:`ChartSpec` per chart id, ordered for display.
 
-    ``order="symon"``: by family (CPU, Memory and swap, Network, Disk, GPU,
+    ``order="symon"``: the charts a person checks first (cores, memory,
+    accelerator utilisation, memory, temperature and power, network and disk
+    rates), then by family (CPU, Memory and swap, Network, Disk, GPU,
     Accelerators, Process, Other), well-known charts first, then by title.
     ``order="title"``: alphabetically by title.
     """

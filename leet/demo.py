@@ -32,17 +32,14 @@ class Demo:
     interval: float
 
     def feed(self, count: int) -> None:
-        """Ingest ``count`` more samples, one interval apart, after the last one."""
+        """Ingest ``count`` more samples, one interval apart, after the last one.
+
+        A running app hears of them as it would from the hub and redraws.
+        """
         span = self.source.time_span
         start = self.clock() if span is None else span[1] + self.interval
         for sample in replay(self.collectors, self.clock, start, self.interval, count):
             self.source.ingest(sample)
-
-    def redraw(self) -> None:
-        """Pull the store into the screen now, as the app does on ``DataChanged``."""
-        screen = self.app.screen_stack[0] if self.app.screen_stack else None
-        if screen is not None and hasattr(screen, "update_view"):
-            screen.update_view()
 
 
 def make_demo(

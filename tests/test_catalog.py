@@ -252,7 +252,7 @@ def test_full_title_has_no_empty_parentheses():
     assert specs["network.rx_rate"].full_title == "Network Rx (B/s)"
 
 
-def test_symon_order_ranks_families_then_well_known_charts():
+def test_symon_order_puts_what_people_check_first_then_families():
     keys = [
         "zzz.custom", "proc.cpu.threads", "cpu", "gpu.0.temp", "gpu.0.gpu", "tpu.0.dutyCycle",
         "disk.vda.readBps", "network.sentBps", "network.recvBps", "swap.used_percent",
@@ -262,13 +262,13 @@ def test_symon_order_ranks_families_then_well_known_charts():
     assert titles == [
         "CPU Core (%)",
         "System Memory (%)",
-        "Swap Used (%)",
+        "GPU Utilization (%)",
+        "GPU Temp (°C)",
         "Network Rx (B/s)",
         "Network Tx (B/s)",
         "Disk I/O (B/s)",
+        "Swap Used (%)",
         "Disk Usage (%)",
-        "GPU Utilization (%)",
-        "GPU Temp (°C)",
         "TPU Duty Cycle (%)",
         "Process CPU (%)",
         "Process CPU Threads",

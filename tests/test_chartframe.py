@@ -60,7 +60,7 @@ def test_heatmap_labels_rows_with_series_names():
     names = tuple(f"Core {i}" for i in range(4))
     view = ChartView("CPU Core", "%", names, tuple(series([i * 20, i * 25]) for i in range(4)), (0, 2), percent=True, mode="heatmap")
     rows = text_of(view, 50, 12)
-    assert "[heatmap]" in rows[0]
+    assert "heatmap" in rows[-1]
     body = "\n".join(rows[1:-2])
     assert "Core 0" in body and "Core 3" in body
 

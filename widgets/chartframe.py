@@ -82,8 +82,6 @@ def chart_title(view: ChartView) -> str:
         title += f" ({view.unit})"
     if len(view.series_names) > 1:
         title += f" [{len(view.series_names)}]"
-    if view.mode != "line":
-        title += f" [{view.mode}]"
     return title
 
 
@@ -130,14 +128,20 @@ def _legend(view: ChartView, width: int) -> Row:
 
 
 def _bottom_border(view: ChartView, width: int, focused: bool) -> Row:
+    """Legend on the left, the chart's mode (when not plain lines) on the right."""
     frame = "frame-focus" if focused else "frame"
     inner = width - 2
-    legend = _legend(view, inner - 2)
+    mode = f" {'log y' if view.mode == 'log' else view.mode} " if view.mode != "line" else ""
+    if len(mode) + 4 > inner:
+        mode = ""
+    legend = _legend(view, inner - 3 - len(mode))
     legend_width = sum(len(text) for text, _ in legend)
     row: Row = [("╰─", frame)]
     row.extend(legend)
-    row.append(("─" * max(0, inner - 1 - legend_width), frame))
-    row.append(("╯", frame))
+    row.append(("─" * max(0, inner - 2 - legend_width - len(mode)), frame))
+    if mode:
+        row.append((mode, "warn"))
+    row.append(("─╯", frame))
     return _trim(row, width)
 
 

@@ -142,6 +142,11 @@ class ChartGrid(Widget):
         self._page = min(self._page, self.page_count - 1)
         self._apply_page(focus_id=focused_id)
 
+    def max_fit(self) -> tuple[int, int]:
+        """The most rows and columns this grid's size can show."""
+        width, height = self.size
+        return fit_grid(9, 9, width, height) if width and height else (9, 9)
+
     def set_grid(self, rows: int, cols: int) -> None:
         self.rows, self.cols = max(1, min(9, rows)), max(1, min(9, cols))
         self._refit()

@@ -35,6 +35,8 @@ class SymonScreen(Screen[None]):
     """Live host metrics from a ``LiveSource``."""
 
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in SYMON_KEYS]
+    # Nothing focused at start: page and move keys then act on the chart grid.
+    AUTO_FOCUS = ""
 
     def __init__(
         self,
@@ -147,7 +149,12 @@ class SymonScreen(Screen[None]):
         host = self.source.extras.get("host")
         header = self.query_one("#header", TextLine)
         first, last, total = self.grid.page_range()
-        right = [(f" charts {first}-{last} of {total}", "muted")] if total else [(" no charts yet", "muted")]
+        if total:
+            right = [(f" charts {first}-{last} of {total}", "muted")]
+        elif self.chart_filter and self._specs:
+            right = [(" no charts match", "warn")]
+        else:
+            right = [(" no charts yet", "muted")]
         if self.chart_filter:
             kind = "regex" if is_regex(self.chart_filter) else "text"
             right.append((f" · filter ({kind}): {clean(self.chart_filter)}", "warn"))
@@ -253,10 +260,9 @@ class SymonScreen(Screen[None]):
 
     def action_grid(self, d_rows: int, d_cols: int) -> None:
         grid = self.grid
-        rows = grid.rows + d_rows
-        cols = grid.cols + d_cols
-        if d_cols > 0 and cols > 9 or d_rows > 0 and rows > 9:
-            return
+        max_rows, max_cols = grid.max_fit()
+        rows = max(1, min(grid.rows + d_rows, max_rows))
+        cols = max(1, min(grid.cols + d_cols, max_cols))
         grid.set_grid(rows, cols)
         self.notify(f"grid {grid.rows}×{grid.cols}", timeout=1.5)
 

@@ -1,0 +1,144 @@
+"""Render the monitor on fake hardware to SVG, and to PNG when Chromium is here.
+
+    python3 screenshots/make.py [--out DIR] [--scale N] [--no-png]
+
+The app and its data come from ``leet.demo`` (the same fake machine the
+snapshot tests use) and the clock is fake, so the output only changes when
+the app's look does. PNGs are drawn by headless Chromium, which lays out
+Rich's SVG text correctly (braille included); without Chromium the script
+writes the SVGs and says the PNGs were skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chromium-headless-shell")
+
+
+@dataclass(frozen=True)
+class Shot:
+    name: str
+    size: tuple[int, int]
+    gpus: int = 0
+    keys: tuple[str, ...] = ()
+    caption: str = "leet symon"
+
+
+SHOTS = (
+    Shot("symon", (160, 48)),
+    Shot("symon-120x36", (120, 36)),
+    Shot("symon-gpus", (160, 48), gpus=2, keys=("backslash", "g", "p", "u", "enter"), caption="leet symon — 2 GPUs"),
+)
+
+
+async def render_svg(shot: Shot) -> str:
+    from leet.demo import make_demo
+
+    app = make_demo(gpus=shot.gpus).app
+    async with app.run_test(size=shot.size) as pilot:
+        await pilot.pause()
+        if shot.keys:
+            await pilot.press(*shot.keys)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        return app.export_screenshot(title=shot.caption)
+
+
+def find_chromium() -> str | None:
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def svg_size(svg: str) -> tuple[int, int]:
+    """The SVG's viewBox width and height, rounded up to whole pixels."""
+    match = re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+) ([\d.]+)"', svg)
+    if match is None:
+        raise ValueError("SVG has no viewBox")
+    return int(float(match.group(1)) + 0.999), int(float(match.group(2)) + 0.999)
+
+
+def svg_to_png(chromium: str, svg_path: Path, png_path: Path, scale: int) -> None:
+    width, height = svg_size(svg_path.read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory() as profile:
+        command = [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            f"--force-device-scale-factor={scale}",
+            f"--window-size={width},{height}",
+            f"--screenshot={png_path}",
+            svg_path.resolve().as_uri(),
+        ]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    if result.returncode != 0 or not png_path.exists():
+        raise RuntimeError(f"chromium failed ({result.returncode}): {result.stderr.strip()[-500:]}")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Render leet screenshots from fake data.")
+    parser.add_argument("--out", type=Path, default=HERE, help="output folder (default: screenshots/)")
+    parser.add_argument("--scale", type=int, default=1, help="PNG pixels per SVG pixel (default 1)")
+    parser.add_argument("--no-png", action="store_true", help="write only the SVGs")
+    return parser.parse_args(argv)
+
+
+def fixed_environment() -> None:
+    """Same output on every machine: UTC time labels, colour on, default theme."""
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    for name in ("NO_COLOR", "TEXTUAL_THEME"):
+        os.environ.pop(name, None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    fixed_environment()
+    args.out.mkdir(parents=True, exist_ok=True)
+    svg_paths = []
+    for shot in SHOTS:
+        path = args.out / f"{shot.name}.svg"
+        path.write_text(asyncio.run(render_svg(shot)), encoding="utf-8")
+        svg_paths.append(path)
+        print(f"wrote {path}")
+    if args.no_png:
+        return 0
+    chromium = find_chromium()
+    if chromium is None:
+        print(f"PNGs skipped: no headless Chromium found ({', '.join(CHROMIUM_NAMES)})")
+        return 0
+    for svg_path in svg_paths:
+        png_path = svg_path.with_suffix(".png")
+        try:
+            svg_to_png(chromium, svg_path, png_path, args.scale)
+        except (OSError, RuntimeError, subprocess.TimeoutExpired) as error:
+            print(f"PNG failed for {svg_path.name}: {error}", file=sys.stderr)
+            return 1
+        print(f"wrote {png_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
