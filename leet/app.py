@@ -13,6 +13,20 @@ from leet.screens.symon import SymonScreen
 from leet.sources import LiveSource
 
 
+def quiet_driver():
+    """The idle-friendly driver where the platform default is Textual's Linux one."""
+    from textual.drivers.linux_driver import LinuxDriver
+
+    default = App.get_driver_class(App)  # honours TEXTUAL_DRIVER
+    if default is not LinuxDriver:
+        return None
+    try:
+        from leet.driver import QuietLinuxDriver
+    except ImportError:  # a Textual without the parser API this driver uses
+        return None
+    return QuietLinuxDriver
+
+
 class DataChanged(Message):
     """A source wrote to the store. Coalesced: a burst of these is one redraw."""
 
@@ -26,7 +40,7 @@ class LeetApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
 
     def __init__(self, source: LiveSource, config: Config | None = None, *, clock: Callable[[], float] = time.time, live: bool = True) -> None:
-        super().__init__()
+        super().__init__(driver_class=quiet_driver())
         self.config = config or Config()
         self.source = source
         self._clock = clock

@@ -18,6 +18,37 @@ from widgets.chartframe import Row, changed_span
 from widgets.palette import chart_styles
 
 
+def dirty_regions(spans: list[tuple[int, int, int]]) -> list[Region]:
+    """Regions covering changed cells ``(row, first, last)``.
+
+    Runs of neighbouring rows become one rectangle when that repaints at
+    most twice the cells that changed: the compositor pays per region, the
+    terminal per cell, and both should stay small.
+    """
+    regions: list[Region] = []
+    group: list[tuple[int, int, int]] = []
+
+    def flush() -> None:
+        if not group:
+            return
+        left = min(first for _, first, _ in group)
+        right = max(last for _, _, last in group)
+        top, bottom = group[0][0], group[-1][0]
+        changed = sum(last - first + 1 for _, first, last in group)
+        if (right - left + 1) * (bottom - top + 1) <= 2 * changed:
+            regions.append(Region(left, top, right - left + 1, bottom - top + 1))
+        else:
+            regions.extend(Region(first, y, last - first + 1, 1) for y, first, last in group)
+        group.clear()
+
+    for span in spans:
+        if group and span[0] != group[-1][0] + 1:
+            flush()
+        group.append(span)
+    flush()
+    return regions
+
+
 class StyledLines(Widget):
     """Base for line-oriented panels: the chart, vitals, process table, header."""
 
@@ -55,17 +86,15 @@ class StyledLines(Widget):
             self._strips.clear()
             self.refresh()
             return
-        regions = []
+        spans = []
         for y, (old, new) in enumerate(zip(self._rows, new_rows)):
             span = changed_span(old, new)
-            if span is None:
-                continue
-            first, last = span
-            self._strips.pop(y, None)
-            regions.append(Region(first, y, last - first + 1, 1))
+            if span is not None:
+                self._strips.pop(y, None)
+                spans.append((y, span[0], span[1]))
         self._rows = new_rows
-        if regions:
-            self.refresh(*regions)
+        if spans:
+            self.refresh(*dirty_regions(spans))
 
     def style_map(self) -> dict[str, Style]:
         if self._styles is None:
