@@ -201,6 +201,11 @@ class DiskCollector(Collector):
         text = read_text(under_root(self.root, "/proc/diskstats"))
         return parse_diskstats(text) if text is not None else None
 
+    def extras(self) -> Mapping[str, object]:
+        # Partial trouble (one path of several) is not a collector failure;
+        # it travels as a note so the screen can still say it.
+        return {"notes.disk": tuple(self.path_problems.values())}
+
     def sample(self) -> Mapping[str, float]:
         values: dict[str, float] = {}
         for path in self.paths:

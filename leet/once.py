@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from collectors.base import Health, Sample
 from leet.catalog import group
+from leet.notes import extra_notes
 from widgets.text import clean
 from widgets.units import format_value
 
@@ -34,6 +35,7 @@ def as_table(sample: Sample) -> str:
     for status in sample.status:
         if status.health is not Health.OK:
             lines.append(f"! {status.name}: {status.health.value}: {clean(status.reason)}")
+    lines.extend(f"! {clean(note)}" for note in extra_notes(sample.extras))
     return "\n".join(lines)
 
 

@@ -224,16 +224,3 @@ def host_summary(host: Any | None, now: float | None = None) -> str:
     if load:
         parts.append("load " + " ".join(f"{v:.2f}" for v in load))
     return " • ".join(parts)
-
-
-def health_notes(statuses: Iterable[Any], quiet: Iterable[str] = ()) -> list[str]:
-    """One line per collector that is not healthy, naming it and why."""
-    quiet = set(quiet)
-    notes = []
-    for status in statuses:
-        health = getattr(status.health, "value", str(status.health))
-        if health == "ok" or status.name in quiet:
-            continue
-        reason = status.reason or health
-        notes.append(f"{status.name}: {reason}")
-    return notes

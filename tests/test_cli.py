@@ -57,3 +57,15 @@ def test_bad_arguments_give_a_clear_message():
     result = run("symon", "--grid", "three")
     assert result.returncode == 2
     assert "ROWSxCOLS" in result.stderr
+
+
+def test_once_stays_light_and_reports_a_missing_disk_path():
+    code = (
+        "import sys; from leet.cli import main\n"
+        "main(['symon', '--once', '--disk-path', '/', '--disk-path', '/no/such/place'])\n"
+        "print('TEXTUAL', 'textual' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={"LEET_CONFIG": "/nonexistent/leet.toml", "PATH": "/usr/bin:/bin"})
+    assert "TEXTUAL False" in result.stdout
+    assert "! disk path /no/such/place does not exist" in result.stdout
+    assert "disk./.usagePercent" in result.stdout

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from collectors.base import CollectorStatus, Health
 from leet.catalog import group
-from leet.views import filter_specs, format_uptime, health_notes, host_summary, vitals_model
+from leet.notes import extra_notes, health_notes
+from leet.views import filter_specs, format_uptime, host_summary, vitals_model
 
 
 @dataclass(frozen=True)
@@ -74,3 +75,8 @@ def test_chart_filter_matches_titles_keys_and_labels():
     assert titles("memory_percent") == ["System Memory"]
     assert len(titles("^(cpu|network)")) == 2
     assert titles("gpu[") == []  # invalid regex: plain substring, which nothing contains
+
+
+def test_extra_notes_collects_partial_trouble():
+    extras = {"notes.disk": ("disk path /data does not exist",), "host": object(), "notes.gpu": ()}
+    assert extra_notes(extras) == ["disk path /data does not exist"]

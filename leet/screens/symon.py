@@ -17,7 +17,8 @@ from textual.screen import Screen
 from leet.catalog import ChartSpec, group
 from leet.keys import SYMON_KEYS
 from leet.sources import LiveSource
-from leet.views import chart_view, default_mode, filter_specs, health_notes, host_summary, series_keys, vitals_model
+from leet.notes import extra_notes, health_notes
+from leet.views import chart_view, default_mode, filter_specs, host_summary, series_keys, vitals_model
 from leet.window import tail_window
 from widgets.chartframe import MODES
 from widgets.filterbar import FilterBar
@@ -139,14 +140,18 @@ class SymonScreen(Screen[None]):
 
     def _draw_sidebar(self) -> None:
         extras = self.source.extras
-        notes = health_notes(self.source.status)
+        notes = self._notes(extras)
         self.query_one(Vitals).set_model(vitals_model(self._latest(), extras.get("host"), self._disk_paths, notes))
         rows = extras.get("processes")
         if rows is not None:
             self.processes.set_processes(rows)
 
+    def _notes(self, extras) -> list[str]:
+        return health_notes(self.source.status) + extra_notes(extras)
+
     def _draw_bars(self) -> None:
-        host = self.source.extras.get("host")
+        extras = self.source.extras
+        host = extras.get("host")
         header = self.query_one("#header", TextLine)
         first, last, total = self.grid.page_range()
         if total:
@@ -164,7 +169,7 @@ class SymonScreen(Screen[None]):
         hints = []
         for key, what in HINTS:
             hints += [(f" {key}", "key"), (f" {what}", "muted")]
-        problems = health_notes(self.source.status)
+        problems = self._notes(extras)
         right_status = [(f"⚠ {clean(problems[0])} ", "warn")] if problems else []
         status.set_content(hints, right_status)
 
