@@ -9,8 +9,6 @@ import socket
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-import psutil
-
 from collectors.base import Collector, Probe
 from collectors.cgroup import CgroupReader
 from collectors.procfs import read_text, under_root
@@ -49,6 +47,8 @@ def cpu_model(cpuinfo_text: str) -> str:
 
 
 def boot_time() -> float:
+    import psutil  # here, not at import: it then loads on the hub thread, beside the UI's imports
+
     try:
         return psutil.boot_time()
     except (OSError, RuntimeError):
@@ -77,6 +77,8 @@ class HostInfoCollector(Collector):
         return Probe.ok()
 
     def _read_facts(self) -> HostInfo:
+        import psutil
+
         meminfo = read_meminfo(self.root)
         memory_total, limited = usable_memory(self.cgroup, self.root)
         logical = psutil.cpu_count(logical=True) or os.cpu_count() or 1

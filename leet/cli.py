@@ -86,7 +86,9 @@ def _make_hub(config, use_cgroup: bool):
     from collectors.hub import Hub
 
     collectors = host_collectors(pid=config.pid, disk_paths=config.disk_paths, track_tree=config.track_tree, use_cgroup=use_cgroup)
-    return Hub(collectors, interval=config.interval, label=config.label)
+    # A short first span: rates and percentages need two readings, and the
+    # first one should be on screen with the first frame.
+    return Hub(collectors, interval=config.interval, label=config.label, warmup=0.2)
 
 
 def run_symon(args: argparse.Namespace) -> int:

@@ -79,6 +79,15 @@ class SymonScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#sidebar").display = self._sidebar_visible
         self.update_view(force=True)
+        if self.source.time_span is None:
+            # The first sample may land between this pull and the app's
+            # message loop starting; look again shortly rather than wait a tick.
+            self._first_data = self.set_interval(0.05, self._await_first_data)
+
+    def _await_first_data(self) -> None:
+        if self.source.time_span is not None:
+            self._first_data.stop()
+            self.update_view()
 
     @property
     def grid(self) -> ChartGrid:
