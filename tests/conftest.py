@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+pytest_plugins = ["wandb_fixtures"]
+
 
 @pytest.fixture(scope="session", autouse=True)
 def utc_time_zone():

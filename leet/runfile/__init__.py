@@ -1,0 +1,1 @@
+"""The W&B run transaction log (``run-<id>.wandb``): framing, records, events."""
