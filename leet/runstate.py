@@ -1,0 +1,148 @@
+"""What is known about one run, folded from its events.
+
+Pure and single-threaded: the run source applies events under its own lock,
+and screens read copies. Metric points do not live here (the series store has
+them); this holds identity, config, the latest summary, console lines,
+counters and the run's state.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from leet.runfile.events import (
+    ConfigUpdate,
+    ConsoleOutput,
+    Environment,
+    HistoryRow,
+    RunExit,
+    RunInfo,
+    StatsRow,
+    SummaryUpdate,
+)
+
+CONSOLE_LINES = 5000
+
+
+class RunState(enum.Enum):
+    LOADING = "loading"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CRASHED = "presumed crashed"
+
+
+@dataclass(frozen=True)
+class ConsoleLine:
+    stream: str  # "stdout" or "stderr"
+    text: str
+    label: str | None = None  # the writer's node label in shared runs
+
+
+class Console:
+    """Console text as a terminal would leave it: ``\\r`` rewrites the line, ``\\n`` ends it.
+
+    Progress bars that redraw themselves with carriage returns end up as one
+    line showing their last state. Keeps the newest ``limit`` lines.
+    """
+
+    def __init__(self, limit: int = CONSOLE_LINES) -> None:
+        self.lines: deque[ConsoleLine] = deque(maxlen=limit)
+        # The unfinished line of each stream, and where its cursor stands.
+        self._open: dict[tuple[str, str | None], tuple[str, int]] = {}
+
+    def feed(self, stream: str, text: str, label: str | None = None) -> None:
+        key = (stream, label)
+        line, column = self._open.pop(key, ("", 0))
+        parts = text.split("\n")
+        for index, part in enumerate(parts):
+            line, column = overwrite(line, column, part)
+            if index < len(parts) - 1:
+                self.lines.append(ConsoleLine(stream, line, label))
+                line, column = "", 0
+        if line or column:
+            self._open[key] = (line, column)
+
+    def snapshot(self, count: int | None = None) -> list[ConsoleLine]:
+        """Finished lines plus any line still being written, oldest first."""
+        lines = list(self.lines)
+        lines += [ConsoleLine(stream, text, label) for (stream, label), (text, _) in self._open.items() if text]
+        return lines if count is None else lines[-count:]
+
+
+def overwrite(line: str, column: int, part: str) -> tuple[str, int]:
+    """Write ``part`` into ``line`` at ``column``; a carriage return goes back to column 0."""
+    for index, piece in enumerate(part.split("\r")):
+        if index:
+            column = 0
+        if piece:
+            line = line[:column] + piece + line[column + len(piece):]
+            column += len(piece)
+    return line, column
+
+
+@dataclass
+class RunModel:
+    """Everything but the metric points, for one run (all writers of it)."""
+
+    info: RunInfo | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+    environments: list[Environment] = field(default_factory=list)
+    console: Console = field(default_factory=Console)
+    exit: RunExit | None = None
+    last_step: int | None = None
+    history_rows: int = 0
+    stats_rows: int = 0
+    records: int = 0
+    bytes_read: int = 0
+    lost_bytes: int = 0
+    lost_regions: int = 0
+    loaded: bool = False  # the first full read reached the end of the file
+    last_growth: float = 0.0  # monotonic seconds when the file last grew
+    history_keys: set[str] = field(default_factory=set)
+
+    def apply(self, event: Any, label: str | None = None) -> None:
+        self.records += 1
+        if isinstance(event, HistoryRow):
+            self.history_rows += 1
+            self.last_step = event.step if self.last_step is None else max(self.last_step, event.step)
+            self.history_keys.update(event.values)
+        elif isinstance(event, StatsRow):
+            self.stats_rows += 1
+        elif isinstance(event, SummaryUpdate):
+            _merge(self.summary, event.update, event.remove)
+        elif isinstance(event, ConfigUpdate):
+            _merge(self.config, event.update, event.remove)
+        elif isinstance(event, ConsoleOutput):
+            self.console.feed(event.stream, event.text, label)
+        elif isinstance(event, RunInfo):
+            if self.info is None:
+                self.info = event
+                for key, value in event.config.items():
+                    self.config.setdefault(key, value)
+        elif isinstance(event, Environment):
+            self.environments.append(event)
+        elif isinstance(event, RunExit):
+            self.exit = event
+
+    def state(self, now: float, crash_after: float) -> RunState:
+        if self.exit is not None:
+            return RunState.FINISHED if self.exit.exit_code == 0 else RunState.FAILED
+        if not self.loaded:
+            return RunState.LOADING
+        if now - self.last_growth > crash_after:
+            return RunState.CRASHED
+        return RunState.RUNNING
+
+
+def _merge(target: dict[str, Any], update: dict[str, Any], remove: Iterable[str]) -> None:
+    target.update(update)
+    for key in remove:
+        target.pop(key, None)
+        prefix = key + "."
+        for nested in [k for k in target if k.startswith(prefix)]:
+            del target[nested]
