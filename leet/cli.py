@@ -53,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     symon.add_argument("--no-cgroup", dest="use_cgroup", action="store_false", help="ignore cgroup v2 limits in percentages")
     symon.add_argument("--once", action="store_true", help="take one sweep of every collector, print it and exit")
     symon.add_argument("--json", action="store_true", help="with --once: print W&B keys and values as JSON")
+    inspect = commands.add_parser("inspect", help="print the records of a W&B run file", description="Print the records of a W&B run file (.wandb) or run directory; works in pipes.")
+    from leet.inspect import add_arguments
+
+    add_arguments(inspect)
     return parser
 
 
@@ -130,6 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(["symon", *(argv if argv is not None else sys.argv[1:])])
     if args.command == "symon":
         return run_symon(args)
+    if args.command == "inspect":
+        from leet.inspect import run
+
+        return run(args)
     parser.print_help()
     return 2
 

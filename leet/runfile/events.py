@@ -31,7 +31,10 @@ class RunInfo:
 
 @dataclass(frozen=True)
 class HistoryRow:
-    """One ``run.log()`` step. ``values`` holds numbers only (NaN/inf kept); nested keys joined with '.'."""
+    """One ``run.log()`` step. ``values`` holds numbers only (NaN/inf kept); nested keys joined with '.'.
+
+    Strings, booleans, lists and media (objects with a ``_type``) are left out.
+    """
 
     step: int
     values: Mapping[str, float]

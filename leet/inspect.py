@@ -1,0 +1,546 @@
+"""``leet inspect``: the records of a W&B run file, as text or JSON, or the run's state in brief.
+
+    leet inspect RUN_DIR_OR_FILE                 one line per record
+    leet inspect PATH --json                     one JSON object per record
+    leet inspect PATH --summary [--json]         state, identity, config, summary, console tail
+    leet inspect PATH --follow [--idle-timeout 10m]
+
+Text from the file (names, values, console output) is untrusted: the text
+output shows control characters, escape sequences and bidirectional
+controls as ``\\xNN``/``\\uNNNN`` escapes, so nothing in a file can drive the
+terminal. JSON output escapes all non-ASCII (``ensure_ascii``), which makes
+it inert too. JSON has no NaN or infinities: they are written as the strings
+``"NaN"``, ``"Infinity"`` and ``"-Infinity"``.
+
+Imports no Textual: this runs on machines where the UI is unwanted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterable, TextIO
+
+from leet.runfile.events import (
+    ConfigUpdate,
+    ConsoleOutput,
+    DataLoss,
+    Environment,
+    HistoryRow,
+    MetricDefinition,
+    OtherRecord,
+    RunExit,
+    RunInfo,
+    StatsRow,
+    SummaryUpdate,
+)
+from leet.runfile.reader import RunFileError
+from leet.runfile.records import Decoded, EventReader, flatten
+
+DEFAULT_IDLE_TIMEOUT = 600.0
+POLL_INTERVAL = 0.25
+# No exit record and no write for this long: the writer is presumed dead
+# (three times the writer's default 15 s flush interval, with margin).
+STALE_AFTER = 60.0
+CONSOLE_TAIL_LINES = 20
+HINT_WIDTH = 72
+READ_BATCH = 4096  # records per read: bounded memory on long runs
+
+# C0 and C1 controls, DEL, and the Unicode bidi controls that reorder what follows them.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+# ---------------------------------------------------------------- command line
+
+
+def idle_timeout(text: str) -> float:
+    """``30``, ``30s``, ``10m``, ``1h``, ``500ms`` → seconds."""
+    match = _DURATION.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 30s, 10m or 1h)")
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``leet inspect`` options, on a parser (or sub-parser) made by the caller."""
+    parser.add_argument("path", metavar="PATH", help="a run-*.wandb file, or a run directory holding one")
+    parser.add_argument("--json", action="store_true", help="one JSON object per record (with --summary: one object)")
+    parser.add_argument("--summary", action="store_true", help="the run's state, config, latest summary and console tail")
+    parser.add_argument("--follow", "-f", action="store_true", help="keep reading as the file grows, until the run exits")
+    parser.add_argument(
+        "--idle-timeout",
+        type=idle_timeout,
+        default=DEFAULT_IDLE_TIMEOUT,
+        metavar="SECONDS",
+        help="with --follow: stop after this long without new data (default 10m; 30s, 10m, 1h work)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out ``leet inspect``; returns the exit status."""
+    _tolerate_unencodable(sys.stdout)
+    try:
+        path = find_run_file(Path(args.path))
+        if args.summary:
+            return _print_summary(path, args)
+        return _print_records(path, args)
+    except RunFileError as error:
+        print(f"leet inspect: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        _silence_stdout()  # the reader went away (e.g. `| head`): not an error
+        return 0
+    except OSError as error:
+        print(f"leet inspect: {error.filename or args.path}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _tolerate_unencodable(stream: TextIO) -> None:
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
+
+
+def _silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def find_run_file(path: Path) -> Path:
+    """``path`` itself if it is a file; the one ``run-*.wandb`` inside it if it is a directory."""
+    if not path.exists():
+        raise RunFileError(f"{path}: no such file or directory")
+    if not path.is_dir():
+        return path
+    found = sorted(path.glob("run-*.wandb"))
+    if len(found) == 1:
+        return found[0]
+    if found:
+        names = ", ".join(item.name for item in found)
+        raise RunFileError(f"{path}: holds several run files ({names}); name the one to inspect")
+    hint = ""
+    for candidate in (path / "latest-run", path / "wandb" / "latest-run"):
+        if candidate.is_dir():
+            hint = f" (the newest run is {candidate})"
+            break
+    raise RunFileError(f"{path}: no run-*.wandb file in this directory{hint}")
+
+
+# ---------------------------------------------------------------- reading
+
+
+class _Follower:
+    """Reads a run file to its end (or, following, to its exit record) and keeps the reader's counters."""
+
+    def __init__(self, path: Path, follow: bool, timeout: float, history_values: bool = True) -> None:
+        self.path = path
+        self.follow = follow
+        self.timeout = timeout
+        self.history_values = history_values
+        self.reader: EventReader | None = None
+        self.torn_bytes = 0
+
+    def batches(self) -> Iterable[list[Decoded]]:
+        with EventReader(self.path, live=self.follow, history_values=self.history_values) as reader:
+            self.reader = reader
+            quiet_since = time.monotonic()
+            size = reader.size()
+            while True:
+                batch = reader.poll(READ_BATCH)
+                if batch.items:
+                    yield batch.items
+                    if any(item.kind == "exit" for item in batch.items):
+                        break
+                if not batch.at_eof:
+                    continue
+                if not self.follow:
+                    break
+                now_size = reader.size()
+                if now_size != size or batch.items:
+                    size, quiet_since = now_size, time.monotonic()
+                elif time.monotonic() - quiet_since >= self.timeout:
+                    print(f"leet inspect: no new data for {_duration(self.timeout)}; stopped following", file=sys.stderr)
+                    break
+                time.sleep(POLL_INTERVAL)
+            self.torn_bytes = reader.size() - reader.offset if batch.torn else 0
+
+
+# ---------------------------------------------------------------- record lines
+
+
+def _print_records(path: Path, args: argparse.Namespace) -> int:
+    follower = _Follower(path, args.follow, args.idle_timeout)
+    out = sys.stdout
+    for items in follower.batches():
+        lines = [json_line(item) if args.json else text_line(item) for item in items]
+        out.write("\n".join(lines) + "\n")
+        out.flush()
+    _report_losses(follower)
+    return 0
+
+
+def _report_losses(follower: _Follower) -> None:
+    reader = follower.reader
+    if reader is None:
+        return
+    if reader.lost_bytes:
+        records = _record_count(reader.lost_records, bool(reader.uncounted_losses))
+        print(f"leet inspect: skipped damaged data: {reader.lost_bytes:,} bytes, {records}", file=sys.stderr)
+    if follower.torn_bytes:
+        print(f"leet inspect: the file ends inside a record ({follower.torn_bytes:,} bytes unfinished)", file=sys.stderr)
+
+
+def safe_text(text: str) -> str:
+    """``text`` with control characters and bidi controls escaped, so a terminal shows it as it is."""
+    return _UNSAFE.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    special = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char)
+    if special:
+        return special
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _short(text: str, width: int = HINT_WIDTH) -> str:
+    text = safe_text(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return _short(json.dumps(value, ensure_ascii=False, default=str) if not isinstance(value, str) else value)
+    if isinstance(value, int):
+        return str(value)
+    if math.isfinite(value) and abs(value) >= 1e6:
+        return f"{value:.3f}".rstrip("0").rstrip(".")  # timestamps and big counters keep their digits
+    return f"{value:.6g}"
+
+
+def _names(keys: Iterable[str], limit: int = 4) -> str:
+    keys = list(keys)
+    shown = ", ".join(safe_text(key) for key in keys[:limit])
+    return shown + (f", … ({len(keys)} in all)" if len(keys) > limit else "")
+
+
+def describe(item: Decoded) -> str:
+    """A short human hint for one record, e.g. ``step 12 (3 values)``."""
+    event = item.event
+    if isinstance(event, HistoryRow):
+        return f"step {event.step} ({len(event.values)} value{'s' if len(event.values) != 1 else ''})"
+    if isinstance(event, SummaryUpdate):
+        removed = f", removes {_names(event.remove)}" if event.remove else ""
+        return f"{_names(event.update)}{removed}"
+    if isinstance(event, ConfigUpdate):
+        removed = f", removes {_names(event.remove)}" if event.remove else ""
+        return f"{_names(event.update)}{removed}"
+    if isinstance(event, StatsRow):
+        return f"{len(event.values)} system metrics"
+    if isinstance(event, ConsoleOutput):
+        return f"{event.stream} {_short(event.text)}" if event.text else f"{event.stream} (empty write)"
+    if isinstance(event, RunInfo):
+        return f"id {safe_text(event.run_id)}, project {_short(event.project or '-', 40)}, name {_short(event.display_name or '-', 40)}"
+    if isinstance(event, Environment):
+        return _names(event.fields, 5)
+    if isinstance(event, RunExit):
+        return f"exit code {event.exit_code}, runtime {_duration(event.runtime or 0)}"
+    if isinstance(event, MetricDefinition):
+        axis = f" against {safe_text(event.step_metric)}" if event.step_metric else ""
+        return f"{safe_text(event.name or event.glob_name)}{axis}"
+    if isinstance(event, DataLoss):
+        records = f", {event.lost_records} records" if event.lost_records is not None else ""
+        return f"DAMAGED: {event.lost_bytes:,} bytes skipped{records} ({event.reason})"
+    if isinstance(event, OtherRecord):
+        return _other_hint(event)
+    return ""
+
+
+def _other_hint(event: OtherRecord) -> str:
+    fields = event.fields
+    if event.kind == "header":
+        return f"written by wandb {safe_text(str(fields.get('version_info', {}).get('producer', '?')))}"
+    if event.kind == "files":
+        return _names(str(entry.get("path", "")) for entry in fields.get("files", []))
+    if event.kind == "alert":
+        return _short(f"{fields.get('title', '')}: {fields.get('text', '')}")
+    return _names(fields) if fields else ""
+
+
+def text_line(item: Decoded) -> str:
+    return f"{item.offset:>10}  {item.kind:<12} {describe(item)}"
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities replaced by their JSON-text names (JSON has no such numbers)."""
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {str(key): _finite(inner) for key, inner in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(inner) for inner in value]
+    return value
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(event: Any) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(type(event))
+    if names is None:
+        names = _FIELD_NAMES[type(event)] = tuple(spec.name for spec in dataclasses.fields(event) if spec.name != "kind")
+    return names
+
+
+def event_fields(item: Decoded) -> dict[str, Any]:
+    """The record as one JSON-ready object: offset, type, num, then the event's fields."""
+    event = item.event
+    body: dict[str, Any] = {"offset": item.offset, "type": item.kind, "num": item.num}
+    for name in _field_names(event):
+        body[name] = getattr(event, name)
+    return body
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    if hasattr(value, "items"):
+        return dict(value.items())
+    return str(value)
+
+
+# One encoder for every line: json.dumps with options builds a new one per call.
+_ENCODER = json.JSONEncoder(allow_nan=False, default=_jsonable)
+
+
+def to_json(value: Any) -> str:
+    """JSON text of ``value``; NaN and infinities become the strings "NaN", "Infinity", "-Infinity"."""
+    try:
+        return _ENCODER.encode(value)
+    except ValueError:
+        return _ENCODER.encode(_finite(value))
+
+
+def json_line(item: Decoded) -> str:
+    return to_json(event_fields(item))
+
+
+# ---------------------------------------------------------------- summary
+
+
+class ConsoleTail:
+    """The last lines of console output, as a terminal would have left them.
+
+    Each stream keeps its own unfinished line; ``\\r`` returns to the start of
+    the line, so only the text after the last one survives (progress bars
+    collapse to their final state).
+    """
+
+    def __init__(self, keep: int = CONSOLE_TAIL_LINES) -> None:
+        self.keep = keep
+        self.lines: list[str] = []
+        self._partial: dict[str, str] = {}
+
+    def add(self, stream: str, text: str) -> None:
+        pieces = (self._partial.get(stream, "") + text.replace("\r\n", "\n")).split("\n")
+        for line in pieces[:-1]:
+            self.lines.append(_after_return(line))
+        self._partial[stream] = _after_return(pieces[-1])
+        if len(self.lines) > 4 * self.keep:
+            del self.lines[: -self.keep]
+
+    def tail(self) -> list[str]:
+        unfinished = [text for text in self._partial.values() if text]
+        return (self.lines + unfinished)[-self.keep :]
+
+
+def _after_return(line: str) -> str:
+    stripped = line.rstrip("\r")
+    cut = stripped.rfind("\r")
+    return stripped[cut + 1 :] if cut >= 0 else stripped
+
+
+@dataclasses.dataclass
+class RunState:
+    """Everything ``--summary`` shows, gathered from the events."""
+
+    info: RunInfo | None = None
+    config: dict[str, Any] = dataclasses.field(default_factory=dict)
+    summary: dict[str, Any] = dataclasses.field(default_factory=dict)
+    exit: RunExit | None = None
+    last_step: int | None = None
+    history_rows: int = 0
+    records: int = 0
+    writer: str = ""
+    console: ConsoleTail = dataclasses.field(default_factory=ConsoleTail)
+
+    def apply(self, item: Decoded) -> None:
+        event = item.event
+        if not isinstance(event, DataLoss):
+            self.records += 1
+        if isinstance(event, HistoryRow):
+            self.history_rows += 1
+            self.last_step = event.step
+        elif isinstance(event, SummaryUpdate):
+            self.summary.update(event.update)
+            for key in event.remove:
+                self.summary.pop(key, None)
+        elif isinstance(event, ConsoleOutput):
+            self.console.add(event.stream, event.text)
+        elif isinstance(event, ConfigUpdate):
+            self.config.update(event.update)
+            for key in event.remove:
+                self.config.pop(key, None)
+        elif isinstance(event, RunInfo):
+            self.info = event
+            self.config = {**event.config, **self.config}
+        elif isinstance(event, RunExit):
+            self.exit = event
+        elif isinstance(event, OtherRecord) and event.kind == "header":
+            self.writer = str(event.fields.get("version_info", {}).get("producer", ""))
+
+
+def run_status(state: RunState, seconds_since_write: float) -> str:
+    """finished (exit 0) / failed (exit N) / running / presumed crashed."""
+    if state.exit is not None:
+        code = state.exit.exit_code
+        return "finished (exit 0)" if code == 0 else f"failed (exit {code})"
+    ago = _duration(seconds_since_write)
+    if seconds_since_write > STALE_AFTER:
+        return f"presumed crashed (no exit record, last write {ago} ago)"
+    return f"running (last write {ago} ago)"
+
+
+def _print_summary(path: Path, args: argparse.Namespace) -> int:
+    follower = _Follower(path, args.follow, args.idle_timeout, history_values=False)  # the summary needs steps, not curves
+    state = RunState()
+    for items in follower.batches():
+        for item in items:
+            state.apply(item)
+    report = _summary_report(path, state, follower)
+    if args.json:
+        print(to_json(report))
+    else:
+        sys.stdout.write(_summary_text(report))
+    return 0
+
+
+def _summary_report(path: Path, state: RunState, follower: _Follower) -> dict[str, Any]:
+    reader = follower.reader
+    stat = path.stat()
+    info = state.info
+    return {
+        "path": str(path),
+        "state": run_status(state, max(0.0, time.time() - stat.st_mtime)),
+        "exit_code": state.exit.exit_code if state.exit else None,
+        "runtime": state.exit.runtime if state.exit else None,
+        "run_id": info.run_id if info else "",
+        "project": info.project if info else "",
+        "entity": info.entity if info else "",
+        "name": info.display_name if info else "",
+        "writer": state.writer,
+        "last_step": state.last_step,
+        "history_rows": state.history_rows,
+        "records": state.records,
+        "file_bytes": stat.st_size,
+        "config": flatten(state.config),
+        "summary": {key: value for key, value in state.summary.items() if not key.startswith("_wandb")},
+        "console_tail": state.console.tail(),
+        "lost": {
+            "bytes": reader.lost_bytes if reader else 0,
+            "records": reader.lost_records if reader else 0,
+            "undecodable": reader.undecodable if reader else 0,
+            "records_at_least": bool(reader and reader.uncounted_losses),
+            "unfinished_tail_bytes": follower.torn_bytes,
+        },
+    }
+
+
+def _summary_text(report: dict[str, Any]) -> str:
+    lines = [
+        f"run        {safe_text(report['run_id'] or '?')}  project {safe_text(report['project'] or '-')}  name {safe_text(report['name'] or '-')}",
+        f"state      {report['state']}" + (f", runtime {_duration(report['runtime'])}" if report["runtime"] is not None else ""),
+        f"file       {safe_text(report['path'])} ({report['file_bytes']:,} bytes, {report['records']:,} records"
+        + (f", written by wandb {safe_text(report['writer'])})" if report["writer"] else ")"),
+        f"last step  {report['last_step'] if report['last_step'] is not None else '-'} ({report['history_rows']:,} history rows)",
+        f"lost data  {_losses_text(report['lost'])}",
+    ]
+    lines += _section("config", report["config"])
+    lines += _section("summary", report["summary"])
+    tail = report["console_tail"]
+    lines.append(f"console    (last {len(tail)} lines)" if tail else "console    -")
+    lines += [f"  {safe_text(line)}" for line in tail]
+    return "\n".join(lines) + "\n"
+
+
+def _collapse_media(values: dict[str, Any]) -> dict[str, Any]:
+    """Media the SDK split into paths (``img._type``, ``img.width`` …) shown as one ``img = <image-file>``."""
+    media = {key[: -len("._type")]: value for key, value in values.items() if key.endswith("._type") and isinstance(value, str)}
+    if not media:
+        return values
+    prefixes = tuple(f"{name}." for name in media)
+    kept = {key: value for key, value in values.items() if not key.startswith(prefixes)}
+    kept.update({name: {"_type": kind} for name, kind in media.items()})
+    return kept
+
+
+def _section(title: str, values: dict[str, Any]) -> list[str]:
+    values = _collapse_media(values)
+    if not values:
+        return [f"{title:<10} -"]
+    lines = [f"{title}"]
+    for key in sorted(values):
+        lines.append(f"  {safe_text(key)} = {_value_text(values[key])}")
+    return lines
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, dict) and "_type" in value:
+        return f"<{safe_text(str(value['_type']))}>"
+    return _number(value)
+
+
+def _losses_text(lost: dict[str, int]) -> str:
+    parts = []
+    if lost["bytes"]:
+        parts.append(f"{lost['bytes']:,} damaged bytes skipped ({_record_count(lost['records'], lost['records_at_least'])})")
+    if lost["undecodable"]:
+        parts.append(f"{lost['undecodable']:,} undecodable records")
+    if lost["unfinished_tail_bytes"]:
+        parts.append(f"unfinished record at the end ({lost['unfinished_tail_bytes']:,} bytes)")
+    return "; ".join(parts) if parts else "none"
+
+
+def _record_count(count: int, at_least: bool) -> str:
+    if at_least:
+        return f"at least {count:,} records" if count else "records lost: unknown"
+    return f"{count:,} records"
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, float(seconds))
+    if seconds < 60:
+        return f"{seconds:.0f}s" if seconds >= 10 or seconds == int(seconds) else f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
