@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 import threading
 import tracemalloc
 
@@ -276,3 +277,257 @@ def test_writers_and_a_reader_can_share_the_store():
     assert store.entry_count(shared) <= 3 * 64
     data = store.snapshot([shared])[shared]
     assert list(data.t) == sorted(data.t)
+
+
+# --- bulk writes ----------------------------------------------------------------
+
+
+def _same_number(a: float, b: float, rel: float = 0.0) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b or math.isclose(a, b, rel_tol=rel)
+
+
+def _assert_same_series(bulk: Store, single: Store, key: SeriesKey = CPU) -> None:
+    """What a chart draws from both stores is the same (means to rounding)."""
+    got, want = bulk.snapshot([key])[key], single.snapshot([key])[key]
+    assert list(got.t) == list(want.t)
+    for column in ("lo", "hi", "mean"):
+        pairs = zip(getattr(got, column), getattr(want, column))
+        assert all(_same_number(g, w, rel=1e-9) for g, w in pairs), column
+    (t1, v1), (t2, v2) = bulk.latest(key), single.latest(key)  # type: ignore[misc]
+    assert t1 == t2 and _same_number(v1, v2)
+    assert bulk.entry_count(key) == single.entry_count(key)
+
+
+def _random_stream(rng: random.Random, n: int, shuffled: bool) -> tuple[list[float], list[float]]:
+    times = [float(i) for i in range(n)]
+    if shuffled:  # a second writer's points arrive late
+        for _ in range(n // 10):
+            i, j = rng.randrange(n), rng.randrange(n)
+            times[i], times[j] = times[j], times[i]
+    special = [math.nan, math.inf, -math.inf]
+    values = [
+        rng.choice(special) if rng.random() < 0.05 else rng.uniform(-100, 100) for _ in range(n)
+    ]
+    return times, values
+
+
+def _split(rng: random.Random, n: int, largest: int) -> list[slice]:
+    cuts, start = [], 0
+    while start < n:
+        size = rng.randint(1, largest)
+        cuts.append(slice(start, start + size))
+        start += size
+    return cuts
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_extend_matches_point_by_point_appends(shuffled):
+    rng = random.Random(7 + shuffled)
+    for _ in range(60):
+        capacity = rng.choice([2, 3, 5, 8, 16])
+        settings = dict(capacity=capacity, fold=rng.randint(2, capacity), levels=rng.randint(1, 4))
+        times, values = _random_stream(rng, rng.randint(1, 500), shuffled)
+        single, bulk = Store(**settings), Store(**settings)
+        for t, v in zip(times, values):
+            single.append(CPU, t, v)
+        for part in _split(rng, len(times), largest=rng.choice([3, 40, 600])):
+            bulk.extend(CPU, times[part], values[part])
+        _assert_same_series(bulk, single)
+
+
+def _levels(store: Store, key: SeriesKey):
+    """(raw values, bucket (lo, hi, mean, count) rows) held for one series."""
+    series = store._series[key]
+    raw = series.levels[0].ordered(1).tolist()
+    rows = []
+    for level in series.levels[1:]:
+        rows += zip(*(level.ordered(column) for column in range(1, 5)))
+    return raw, rows
+
+
+def test_extend_loses_and_double_counts_no_point():
+    rng = random.Random(3)
+    store = Store(capacity=8, fold=2, levels=9)  # room for 4088 points: nothing dropped
+    times, values = _random_stream(rng, 3000, shuffled=False)
+    values = [v if math.isfinite(v) or math.isnan(v) else 1.0 for v in values]
+    for part in _split(rng, len(times), largest=300):
+        store.extend(CPU, times[part], values[part])
+    raw, rows = _levels(store, CPU)
+    real = [v for v in values if not math.isnan(v)]
+    raw_real = [v for v in raw if not math.isnan(v)]
+    filled = [row for row in rows if row[3] > 0]
+    assert sum(row[3] for row in rows) + len(raw_real) == len(real)
+    assert min(min(r[0] for r in filled), *raw_real) == min(real)
+    assert max(max(r[1] for r in filled), *raw_real) == max(real)
+    mean = (sum(r[2] * r[3] for r in filled) + sum(raw_real)) / len(real)
+    assert mean == pytest.approx(sum(real) / len(real), rel=1e-9)
+
+
+def test_many_small_batches_and_one_big_batch_agree():
+    times = [float(i) for i in range(50_000)]  # longer than one internal slice
+    values = [math.sin(i / 100) * 10 for i in range(50_000)]
+    one, many = Store(capacity=16, fold=4, levels=4), Store(capacity=16, fold=4, levels=4)
+    one.extend(CPU, times, values)
+    for start in range(0, len(times), 1000):
+        many.extend(CPU, times[start : start + 1000], values[start : start + 1000])
+    _assert_same_series(one, many)
+    assert one.latest(CPU) == (49_999.0, values[-1])
+
+
+def test_batches_straddling_level_boundaries_fold_like_appends():
+    single, bulk = Store(capacity=4, fold=2, levels=3), Store(capacity=4, fold=2, levels=3)
+    values = [5.0, 1.0, 7.0, 3.0, 9.0, 2.0, 8.0, 4.0, 6.0, 0.0, 11.0, 12.0, 13.0]
+    for t, v in enumerate(values):
+        single.append(CPU, float(t), v)
+    bulk.extend(CPU, [0.0, 1.0, 2.0], values[:3])  # fits, no fold
+    bulk.extend(CPU, [3.0, 4.0, 5.0, 6.0, 7.0, 8.0], values[3:9])  # folds twice into level 1
+    bulk.extend(CPU, [9.0, 10.0, 11.0, 12.0], values[9:])  # level 1 spills into level 2
+    _assert_same_series(bulk, single)
+    data = bulk.snapshot([CPU])[CPU]
+    assert (data.lo[0], data.hi[0]) == (1.0, 7.0)  # first four points, folded twice
+
+
+def test_nan_only_chunks_become_gaps_and_do_not_count():
+    store = Store(capacity=4, fold=2, levels=3)
+    times = [float(t) for t in range(12)]
+    values = [math.nan] * 8 + [1.0, 2.0, 3.0, 4.0]
+    store.extend(CPU, times, values)
+    single = Store(capacity=4, fold=2, levels=3)
+    for t, v in zip(times, values):
+        single.append(CPU, t, v)
+    _assert_same_series(store, single)
+    data = store.snapshot([CPU])[CPU]
+    assert all(math.isnan(v) for v in data.mean[:-4])  # buckets of NaN only
+    assert list(data.mean[-4:]) == [1.0, 2.0, 3.0, 4.0]
+    store.extend(CPU, [12.0, 13.0, 14.0, 15.0], [10.0, math.nan, 20.0, 30.0])
+    raw, rows = _levels(store, CPU)
+    assert sum(row[3] for row in rows) + sum(not math.isnan(v) for v in raw) == 7
+
+
+def test_infinities_are_kept_in_buckets():
+    store = Store(capacity=4, fold=2, levels=2)
+    values = [1.0, math.inf, -math.inf, math.inf, 1.0, 2.0, 3.0, 4.0, 5.0, -math.inf]
+    store.extend(CPU, [float(t) for t in range(10)], values)
+    data = store.snapshot([CPU])[CPU]
+    assert (data.lo[0], data.hi[0], data.mean[0]) == (1.0, math.inf, math.inf)
+    # +inf and -inf in one bucket: the envelope spans everything, the mean is undefined
+    assert (data.lo[1], data.hi[1]) == (-math.inf, math.inf) and math.isnan(data.mean[1])
+    assert (data.lo[2], data.hi[2], data.mean[2]) == (1.0, 2.0, 1.5)
+    assert list(data.mean[3:]) == [3.0, 4.0, 5.0, -math.inf]
+
+
+def test_out_of_order_batches_read_back_sorted_with_the_right_latest():
+    single, bulk = Store(capacity=8, fold=2, levels=3), Store(capacity=8, fold=2, levels=3)
+    batches = [
+        [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0],
+        [20.0, 15.0, 12.0, 18.0, 11.0, 20.0, 13.0, 14.0, 16.0, 17.0],
+        [5.5, 6.5, 7.5, 8.5, 9.5, 10.5, 11.5, 12.5],  # all late
+    ]
+    start = 0
+    for times in batches:
+        values = [float(i) for i in range(start, start + len(times))]
+        start += len(times)
+        bulk.extend(CPU, times, values)
+        for t, v in zip(times, values):
+            single.append(CPU, t, v)
+    _assert_same_series(bulk, single)
+    data = bulk.snapshot([CPU])[CPU]
+    assert list(data.t) == sorted(data.t)
+    assert bulk.latest(CPU) == (20.0, 15.0)  # the last point at the latest time wins
+
+
+def test_size_stays_bounded_after_a_million_points():
+    store = Store(capacity=256, fold=4, levels=4)
+    values = [float(i % 11) for i in range(20_000)]
+    for start in range(0, 1_000_000, 20_000):
+        store.extend(CPU, [float(start + i) for i in range(20_000)], values)
+    assert store.entry_count(CPU) <= 4 * 256
+    data = store.snapshot([CPU])[CPU]
+    assert len(data.t) == store.entry_count(CPU)
+    assert list(data.t) == sorted(data.t) and data.t[-1] == 999_999.0
+    assert min(data.lo) == 0.0 and max(data.hi) == 10.0
+
+
+def test_extend_bumps_versions_once_per_call_with_points():
+    store = Store()
+    v0 = store.version()
+    store.extend(CPU, [], [])
+    assert store.version() == v0 and store.series_version(CPU) == 0 and len(store) == 0
+    store.extend(CPU, [1.0, 2.0], [1.0, 2.0])
+    v1, cpu1 = store.version(), store.series_version(CPU)
+    assert v1 != v0 and cpu1 != 0
+    store.extend(CPU, [float(t) for t in range(3, 100)], [1.0] * 97)
+    assert store.version() != v1 and store.series_version(CPU) != cpu1
+    v2, cpu2 = store.version(), store.series_version(CPU)
+    store.extend_many("live", {"memory_percent": ([5.0], [1.0])})
+    assert store.version() != v2 and store.series_version(CPU) == cpu2
+
+
+def test_extend_refuses_bad_points_and_adds_nothing():
+    store = Store()
+    with pytest.raises(ValueError, match="finite"):
+        store.extend(CPU, [1.0, math.nan], [1.0, 2.0])
+    with pytest.raises(ValueError, match="'n/a' is not a number"):
+        store.extend(CPU, [1.0, 2.0], [1.0, "n/a"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="2 times but 1 values"):
+        store.extend(CPU, [1.0, 2.0], [1.0])
+    assert store.entry_count(CPU) == 0 and store.version() == 0
+    store.extend(CPU, (1, 2, 3), ["4", 5, True])  # anything float() takes, as append
+    assert list(store.snapshot([CPU])[CPU].mean) == [4.0, 5.0, 1.0]
+
+
+def test_extend_many_splits_labels_and_keeps_good_points(caplog):
+    store = Store()
+    skipped = store.extend_many(
+        "run1",
+        {
+            "loss": ([1.0, 2.0, 3.0], [0.5, 0.4, 0.3]),
+            "gpu.0.gpu/l:rank1": ([1.0, 2.0], [10.0, 20.0]),
+            "acc": ([1.0, 2.0, math.inf, 4.0], [0.1, None, 0.3, 0.4]),
+            "empty": ([], []),
+        },
+    )
+    assert skipped == ("acc",)
+    assert "ignoring 2 point(s) of acc" in caplog.text and "None is not a number" in caplog.text
+    assert store.series("run1") == [
+        SeriesKey("run1", "loss", None),
+        SeriesKey("run1", "gpu.0.gpu", "rank1"),
+        SeriesKey("run1", "acc", None),
+    ]
+    acc = store.snapshot([SeriesKey("run1", "acc", None)])[SeriesKey("run1", "acc", None)]
+    assert list(acc.t) == [1.0, 4.0] and list(acc.mean) == [0.1, 0.4]
+    version = store.version()
+    with pytest.raises(ValueError, match="run1, loss"):
+        store.extend_many("run1", {"new": ([1.0], [1.0]), "loss": ([5.0, 6.0], [1.0])})
+    assert store.version() == version and len(store) == 3  # nothing of that batch went in
+
+
+def test_a_reader_sees_consistent_snapshots_while_a_batch_loads():
+    store = Store(capacity=64, fold=4, levels=3)
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def load() -> None:
+        try:
+            for start in range(0, 100_000, 2_000):
+                times = [float(start + i) for i in range(2_000)]
+                store.extend_many("run", {f"m{j}": (times, times) for j in range(4)})
+        except BaseException as exc:  # noqa: BLE001 - reported by the assert below
+            errors.append(exc)
+        finally:
+            done.set()
+
+    writer = threading.Thread(target=load)
+    writer.start()
+    try:
+        while not done.is_set():
+            for data in store.snapshot(store.series("run")).values():
+                assert list(data.t) == sorted(data.t)
+                assert len(data.t) <= 3 * 64
+                assert all(lo <= hi for lo, hi in zip(data.lo, data.hi))
+    finally:
+        writer.join()
+    assert errors == []
+    assert store.latest(SeriesKey("run", "m3", None)) == (99_999.0, 99_999.0)
