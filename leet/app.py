@@ -1,16 +1,15 @@
-"""The Textual application: a thin shell around one screen and one source."""
+"""The Textual application: a thin shell around one screen and its data sources."""
 
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from textual.app import App
 from textual.message import Message
+from textual.screen import Screen
 
 from leet.config import Config
-from leet.screens.symon import SymonScreen
-from leet.sources import LiveSource
 
 
 def quiet_driver():
@@ -35,17 +34,46 @@ class DataChanged(Message):
 
 
 class LeetApp(App[None]):
+    """Runs one screen; its sources start with the app and stop with it.
+
+    ``source`` is the screen's data source (a ``LiveSource`` or a ``RunSource``):
+    anything with ``on_change``, ``start`` and ``stop``. ``screen`` builds the
+    screen; by default the live system monitor.
+    """
+
     CSS_PATH = "leet.tcss"
     TITLE = "leet"
     ENABLE_COMMAND_PALETTE = False
 
-    def __init__(self, source: LiveSource, config: Config | None = None, *, clock: Callable[[], float] = time.time, live: bool = True) -> None:
+    def __init__(
+        self,
+        source: Any,
+        config: Config | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        live: bool = True,
+        screen: Callable[[], Screen] | None = None,
+    ) -> None:
         super().__init__(driver_class=quiet_driver())
         self.config = config or Config()
         self.source = source
         self._clock = clock
         self._live = live
+        self._make_screen = screen or self._symon_screen
         source.on_change(self._data_changed_from_thread)
+
+    def _symon_screen(self) -> Screen:
+        from leet.screens.symon import SymonScreen
+
+        return SymonScreen(
+            self.source,
+            grid=(self.config.grid_rows, self.config.grid_cols),
+            history_seconds=self.config.history_minutes * 60,
+            disk_paths=self.config.disk_paths,
+            sidebar=self.config.sidebar,
+            interval=self.config.interval,
+            clock=self._clock,
+        )
 
     def on_mount(self) -> None:
         try:
@@ -53,31 +81,20 @@ class LeetApp(App[None]):
         except Exception:
             self.notify(f"unknown theme {self.config.theme!r}; using textual-dark", severity="warning")
             self.theme = "textual-dark"
-        self.push_screen(
-            SymonScreen(
-                self.source,
-                grid=(self.config.grid_rows, self.config.grid_cols),
-                history_seconds=self.config.history_minutes * 60,
-                disk_paths=self.config.disk_paths,
-                sidebar=self.config.sidebar,
-                interval=self.config.interval,
-                clock=self._clock,
-            )
-        )
+        self.push_screen(self._make_screen())
         if self._live:
             self.source.start()
 
     def _data_changed_from_thread(self) -> None:
-        # Runs on the hub thread: post, never touch widgets here.
+        # Runs on a source's thread: post, never touch widgets here.
         if self.is_running:
             self.post_message(DataChanged())
 
     def on_data_changed(self, _message: DataChanged) -> None:
-        screen = self.screen
-        if isinstance(screen, SymonScreen):
-            screen.update_view()
-        elif self.screen_stack and isinstance(self.screen_stack[0], SymonScreen):
-            pass  # a modal (help) is on top; charts catch up when it closes
+        # A modal (help) on top: the screen below catches up when it closes.
+        update = getattr(self.screen, "update_view", None)
+        if update is not None:
+            update()
 
     def on_unmount(self) -> None:
         if self._live:

@@ -37,7 +37,12 @@ def _pid(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="leet", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(
+        prog="leet",
+        description=DESCRIPTION,
+        usage="leet [-h] [--version] {symon,inspect} ... | leet PATH",
+        epilog="leet PATH opens a W&B run: a run-*.wandb file or an offline run directory.",
+    )
     parser.add_argument("--version", action="version", version=f"leet {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     symon = commands.add_parser("symon", help="live system monitor for this host", description="Live CPU, memory, disk, network and accelerator metrics for this host.")
@@ -126,12 +131,42 @@ def run_symon(args: argparse.Namespace) -> int:
     return app.return_code or 0
 
 
+def run_file(path: str, args: Sequence[str]) -> int:
+    """``leet PATH``: one run (a ``.wandb`` file or a run directory)."""
+    from leet.config import ConfigError, load
+    from leet.runsource import RunNotFound, RunSource
+    from leet.store import Store
+
+    if args:
+        print(f"leet: unexpected arguments after {path}: {' '.join(args)}", file=sys.stderr)
+        return 2
+    try:
+        config = load()
+        source = RunSource(path, Store())
+    except (ConfigError, RunNotFound) as error:
+        print(f"leet: {error}", file=sys.stderr)
+        return 2
+    source.start()  # load while Textual imports
+    from leet.app import LeetApp
+    from leet.screens.run import RunScreen
+
+    app = LeetApp(source, config, screen=lambda: RunScreen(source))
+    try:
+        app.run(mouse=config.mouse)
+    finally:
+        source.stop()
+    return app.return_code or 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and not argv[0].startswith("-") and argv[0] not in ("symon", "inspect"):
+        return run_file(argv[0], argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         # No run browser yet: the live monitor is the default view.
-        args = parser.parse_args(["symon", *(argv if argv is not None else sys.argv[1:])])
+        args = parser.parse_args(["symon", *argv])
     if args.command == "symon":
         return run_symon(args)
     if args.command == "inspect":

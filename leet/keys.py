@@ -49,3 +49,35 @@ def help_sections(keys: tuple[Key, ...] = SYMON_KEYS) -> list[tuple[str, list[tu
         if key.shown:
             sections.setdefault(key.category, []).append((key.shown, key.description))
     return list(sections.items())
+
+
+RUN_KEYS: tuple[Key, ...] = (
+    Key("h,question_mark", "help", "h ?", "Show this help", "General"),
+    Key("q,ctrl+c", "quit", "q ctrl+c", "Quit", "General"),
+    Key("tab", "cycle_focus(1)", "tab", "Focus overview → metrics → console → system", "Focus"),
+    Key("shift+tab", "cycle_focus(-1)", "shift+tab", "Focus backwards", "Focus"),
+    Key("escape", "unfocus", "esc", "Leave the focused pane", "Focus"),
+    Key("1", "toggle_pane('metrics')", "1", "Show / hide the metrics grid", "Panes"),
+    Key("2,right_square_bracket", "toggle_pane('system')", "2 ]", "Show / hide system metrics", "Panes"),
+    Key("4", "toggle_pane('console')", "4", "Show / hide the console", "Panes"),
+    Key("left_square_bracket", "toggle_pane('overview')", "[", "Show / hide the run overview", "Panes"),
+    Key("up,w", "move(0,-1)", "↑ w", "Focus the chart above (in the focused grid)", "Charts"),
+    Key("down,s", "move(0,1)", "↓ s", "Focus the chart below", "Charts"),
+    Key("left,a", "move(-1,0)", "← a", "Focus the chart to the left", "Charts"),
+    Key("right,d", "move(1,0)", "→ d", "Focus the chart to the right", "Charts"),
+    Key("n,pagedown", "page(1)", "n pgdn", "Next page of charts", "Charts"),
+    Key("N,pageup", "page(-1)", "N pgup", "Previous page of charts", "Charts"),
+    Key("home", "page_to(0)", "home", "First page", "Charts"),
+    Key("end", "page_to(-1)", "end", "Last page", "Charts"),
+    Key("y", "cycle_mode", "y", "Focused chart: line → log Y → heatmap", "Charts"),
+    Key("c", "grid(0,1)", "c C", "More / fewer grid columns", "Charts"),
+    Key("C", "grid(0,-1)", "", "", "Charts"),
+    Key("r", "grid(1,0)", "r R", "More / fewer grid rows", "Charts"),
+    Key("R", "grid(-1,0)", "", "", "Charts"),
+    Key("slash", "filter('metrics')", "/", "Filter metrics (the console when it is focused)", "Filters"),
+    Key("ctrl+l", "clear_filter('metrics')", "ctrl+l", "Clear the metrics filter", "Filters"),
+    Key("backslash", "filter('system')", "\\", "Filter system charts by title, key or label", "Filters"),
+    Key("ctrl+backslash", "clear_filter('system')", "ctrl+\\", "Clear the system filter", "Filters"),
+    Key("o", "filter('overview')", "o", "Filter the overview", "Filters"),
+    Key("ctrl+o", "clear_filter('overview')", "ctrl+o", "Clear the overview filter", "Filters"),
+)

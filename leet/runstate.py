@@ -100,6 +100,7 @@ class RunModel:
     records: int = 0
     bytes_read: int = 0
     lost_bytes: int = 0
+    lost_records: int = 0
     lost_regions: int = 0
     loaded: bool = False  # the first full read reached the end of the file
     last_growth: float = 0.0  # monotonic seconds when the file last grew

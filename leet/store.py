@@ -562,6 +562,20 @@ class Store:
                 return None
             return found.newest_t, found.newest_v
 
+    def time_span(self, run: str) -> tuple[float, float] | None:
+        """Oldest and newest time over every series of ``run``, or None when it has none."""
+        with self._lock:
+            first, last = math.inf, -math.inf
+            for key, found in self._series.items():
+                if key.run != run:
+                    continue
+                for level in reversed(found.levels):  # the coarsest level holds the oldest entries
+                    if level.size:
+                        first = min(first, level.columns[0][level.start])
+                        break
+                last = max(last, found.newest_t)
+            return (first, last) if first <= last else None
+
     def latest_values(self, run: str) -> dict[SeriesKey, float]:
         """The newest value of every series of ``run``."""
         with self._lock:

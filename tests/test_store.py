@@ -531,3 +531,14 @@ def test_a_reader_sees_consistent_snapshots_while_a_batch_loads():
         writer.join()
     assert errors == []
     assert store.latest(SeriesKey("run", "m3", None)) == (99_999.0, 99_999.0)
+
+
+def test_time_span_covers_every_series_of_a_run_including_folded_points():
+    store = Store(capacity=8, fold=2, levels=3)
+    for i in range(30):
+        store.append(SeriesKey("r", "a", None), 100.0 + i, float(i))
+    store.append(SeriesKey("r", "b", None), 50.0, 1.0)
+    store.append(SeriesKey("other", "a", None), 1.0, 1.0)
+    first, last = store.time_span("r")
+    assert last == 129.0 and first == 50.0
+    assert store.time_span("nothing") is None

@@ -204,6 +204,23 @@ def _updates(items: Iterable[Any]) -> dict[str, Any]:
     return update
 
 
+class RawJSON(str):
+    """A value still in its JSON text; ``json_value(raw)`` decodes it when someone looks."""
+
+    __slots__ = ()
+
+
+def _summary_raw(summary: Any) -> SummaryUpdate:
+    """A summary update whose values stay JSON text: a long run writes two of these per step,
+    and only the last value of each key is ever shown."""
+    update = {}
+    for item in summary.update:
+        nested = item.nested_key
+        name = (nested[0] if len(nested) == 1 else ".".join(nested)) if nested else item.key
+        update[name] = RawJSON(item.value_json)
+    return SummaryUpdate(update=update, remove=tuple(item_name(item) for item in summary.remove))
+
+
 def _summary(summary: Any) -> SummaryUpdate:
     return SummaryUpdate(update=_updates(summary.update), remove=tuple(item_name(item) for item in summary.remove))
 
@@ -368,9 +385,11 @@ class _EventStream:
     A loss is held until the next record, whose ``Record.num`` tells how many records it cost.
     """
 
-    def __init__(self, skip: Iterable[str] = (), history_values: bool = True) -> None:
+    def __init__(self, skip: Iterable[str] = (), history_values: bool = True, lazy_summary: bool = False) -> None:
         self.skip = frozenset(skip)
         self.converters = _CONVERTERS if history_values else {**_CONVERTERS, "history": _history_step}
+        if lazy_summary:
+            self.converters = {**self.converters, "summary": _summary_raw}
         self.last_num = 0
         self.lost_bytes = 0
         self.lost_records = 0
@@ -489,6 +508,7 @@ class EventReader:
     add up over all polls. ``skip``: record kinds to pass over unconverted.
     ``history_values=False``: history rows carry only their step (much cheaper).
     ``live``: see ``RecordReader`` (damage in the block being written is re-checked once).
+    ``lazy_summary``: summary values stay ``RawJSON`` text until shown (much cheaper).
     """
 
     def __init__(
@@ -498,10 +518,11 @@ class EventReader:
         skip: Iterable[str] = (),
         live: bool = True,
         history_values: bool = True,
+        lazy_summary: bool = False,
     ) -> None:
         self.path = path
         self._records = RecordReader(path, start, live)
-        self._stream = _EventStream(skip, history_values)
+        self._stream = _EventStream(skip, history_values, lazy_summary)
 
     def poll(self, max_records: int | None = None) -> EventBatch:
         batch = self._records.poll(max_records)

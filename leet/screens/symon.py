@@ -84,6 +84,10 @@ class SymonScreen(Screen[None]):
             # message loop starting; look again shortly rather than wait a tick.
             self._first_data = self.set_interval(0.05, self._await_first_data)
 
+    def on_screen_resume(self) -> None:
+        # Back from help: catch up on what arrived meanwhile.
+        self.update_view()
+
     def _await_first_data(self) -> None:
         if self.source.time_span is not None:
             self._first_data.stop()

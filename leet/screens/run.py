@@ -1,0 +1,259 @@
+"""One W&B run: its metrics, its system metrics, an overview and the console.
+
+The screen pulls from the store and the run source's snapshot whenever the
+source says the file grew, and draws only what is visible.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+
+from leet.catalog import ChartSpec, group
+from leet.keys import RUN_KEYS
+from leet.runsource import RunSnapshot, RunSource
+from leet.runviews import console_lines, header_parts, metric_specs, overview_lines, step_range
+from leet.store import SeriesKey
+from leet.views import chart_view, default_mode, filter_specs, series_keys
+from widgets.chartframe import MODES
+from widgets.filterbar import FilterBar
+from widgets.grid import ChartGrid
+from widgets.text import clean
+from widgets.textline import TextLine
+from widgets.textpane import TextPane
+
+HINTS = (("h", "help"), ("q", "quit"), ("/", "filter"), ("1", "metrics"), ("2", "system"), ("4", "console"), ("[", "overview"), ("tab", "focus"))
+PROMPTS = {
+    "metrics": "Metrics filter (regex or text):",
+    "system": "System filter (title, key or label):",
+    "overview": "Overview filter:",
+    "console": "Console filter:",
+}
+
+
+class RunScreen(Screen[None]):
+    BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in RUN_KEYS]
+    AUTO_FOCUS = ""
+
+    def __init__(self, source: RunSource, *, clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
+        self.source = source
+        self._clock = clock
+        self.filters = {"metrics": "", "system": "", "overview": "", "console": ""}
+        self._modes: dict[str, str] = {}
+        self._metric_specs: dict[str, ChartSpec] = {}
+        self._system_specs: dict[str, ChartSpec] = {}
+        self._metric_keys: tuple[str, ...] = ()
+        self._system_count = -1
+        self._snapshot: RunSnapshot | None = None
+
+    def compose(self) -> ComposeResult:
+        yield TextLine(id="header")
+        with Horizontal(id="run-body"):
+            yield TextPane("Overview", id="overview")
+            with Vertical(id="run-center"):
+                yield ChartGrid(3, 3, id="metrics")
+                yield TextPane("Console", follow=True, id="console")
+            yield ChartGrid(4, 1, id="system")
+        yield FilterBar(id="filterbar")
+        yield TextLine(id="status")
+
+    def on_mount(self) -> None:
+        self.query_one("#console").display = False
+        self.update_view()
+
+    def on_screen_resume(self) -> None:
+        self.update_view()
+
+    # -- pulling data ------------------------------------------------------------
+    def update_view(self) -> None:
+        snapshot = self.source.snapshot()
+        self._snapshot = snapshot
+        with self.app.batch_update():
+            self._draw_metrics(snapshot)
+            self._draw_system()
+            self._draw_text(snapshot)
+            self._draw_bars(snapshot)
+
+    def _grid(self, name: str) -> ChartGrid:
+        return self.query_one(f"#{name}", ChartGrid)
+
+    def _draw_metrics(self, snapshot: RunSnapshot) -> None:
+        grid = self._grid("metrics")
+        if snapshot.history_keys != self._metric_keys:
+            self._metric_keys = snapshot.history_keys
+        specs = metric_specs(self._metric_keys, self.filters["metrics"])
+        self._metric_specs = {spec.chart: spec for spec in specs}
+        grid.set_charts([spec.chart for spec in specs])
+        if not grid.display:
+            return
+        x_range = step_range(0.0, float(snapshot.last_step) if snapshot.last_step is not None else None)
+        self._draw_grid(grid, self._metric_specs, snapshot.run_key, x_range, "step")
+
+    def _draw_system(self) -> None:
+        grid = self._grid("system")
+        store = self.source.store
+        run = self.source.system_key
+        series = store.series(run)
+        if len(series) != self._system_count:
+            self._system_count = len(series)
+            keys = [s.key if s.label is None else f"{s.key}/l:{s.label}" for s in series]
+            self._all_system_specs = group(keys, order="title")
+        specs = filter_specs(getattr(self, "_all_system_specs", []), self.filters["system"])
+        self._system_specs = {spec.chart: spec for spec in specs}
+        grid.set_charts([spec.chart for spec in specs])
+        if not grid.display or not series:
+            return
+        span = store.time_span(run)
+        self._draw_grid(grid, self._system_specs, run, step_range(*span) if span else (0.0, 1.0), "time")
+
+    def _draw_grid(self, grid: ChartGrid, specs: dict[str, ChartSpec], run: str, x_range: tuple[float, float], x_kind: str) -> None:
+        visible = grid.visible()
+        wanted = [key for chart_id, _ in visible for key in series_keys(specs[chart_id], run)]
+        snapshots = self.source.store.snapshot(wanted)
+        for chart_id, widget in visible:
+            spec = specs[chart_id]
+            mode = self._modes.get(f"{grid.id}:{chart_id}") or default_mode(spec)
+            widget.set_view(chart_view(spec, snapshots, run, x_range, mode, x_kind=x_kind))
+
+    def _draw_text(self, snapshot: RunSnapshot) -> None:
+        overview = self.query_one("#overview", TextPane)
+        if overview.display:
+            overview.set_lines(overview_lines(snapshot, self._clock(), self.filters["overview"]), self._filter_note("overview"))
+        console = self.query_one("#console", TextPane)
+        if console.display:
+            console.set_lines(console_lines(snapshot, self.filters["console"]), self._filter_note("console"))
+
+    def _filter_note(self, name: str) -> str:
+        return f"filter: {self.filters[name]}" if self.filters[name] else ""
+
+    def _draw_bars(self, snapshot: RunSnapshot) -> None:
+        left, right = header_parts(snapshot)
+        metrics = self._grid("metrics")
+        first, last, total = metrics.page_range()
+        charts = f" · metrics {first}-{last} of {total}" if total else " · no metrics yet"
+        notes = [f" · {name} filter: {clean(value)}" for name, value in self.filters.items() if value]
+        self.query_one("#header", TextLine).set_content(left + [(charts, "muted")] + [(n, "warn") for n in notes], right)
+        hints = []
+        for key, what in HINTS:
+            hints += [(f" {key}", "key"), (f" {what}", "muted")]
+        self.query_one("#status", TextLine).set_content(hints, [])
+
+    def on_chart_grid_page_changed(self, event: ChartGrid.PageChanged) -> None:
+        if self.is_mounted and self._snapshot is not None:
+            self.call_after_refresh(self._redraw_charts)
+
+    def _redraw_charts(self) -> None:
+        if self._snapshot is not None:
+            self._draw_metrics(self._snapshot)
+            self._draw_system()
+            self._draw_bars(self._snapshot)
+
+    # -- focus helpers -----------------------------------------------------------
+    def _focused_grid(self) -> ChartGrid:
+        system = self._grid("system")
+        if system.display and system.focused_index() is not None:
+            return system
+        return self._grid("metrics")
+
+    def _panes(self) -> list[str]:
+        return [name for name in ("overview", "metrics", "console", "system") if self.query_one(f"#{name}").display]
+
+    def _focused_pane(self) -> str | None:
+        for name in ("overview", "console"):
+            if self.query_one(f"#{name}").has_focus:
+                return name
+        for name in ("metrics", "system"):
+            if self._grid(name).focused_index() is not None:
+                return name
+        return None
+
+    def _focus_pane(self, name: str) -> None:
+        if name in ("metrics", "system"):
+            self._grid(name).focus_chart(0)
+        else:
+            self.query_one(f"#{name}").focus()
+
+    # -- actions -----------------------------------------------------------------
+    def action_help(self) -> None:
+        from leet.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen(RUN_KEYS, "run"))
+
+    def action_quit(self) -> None:
+        self.app.exit()
+
+    def action_unfocus(self) -> None:
+        self.set_focus(None)
+
+    def action_cycle_focus(self, step: int) -> None:
+        panes = self._panes()
+        if not panes:
+            return
+        current = self._focused_pane()
+        index = panes.index(current) + step if current in panes else (0 if step > 0 else -1)
+        self._focus_pane(panes[index % len(panes)])
+
+    def action_toggle_pane(self, name: str) -> None:
+        pane = self.query_one(f"#{name}")
+        pane.display = not pane.display
+        if pane.display and self._snapshot is not None:
+            self.call_after_refresh(self.update_view)
+
+    def action_move(self, dx: int, dy: int) -> None:
+        self._focused_grid().move_focus(dx, dy)
+
+    def action_page(self, step: int) -> None:
+        grid = self._focused_grid()
+        grid.turn_page(grid.page + step)
+
+    def action_page_to(self, page: int) -> None:
+        grid = self._focused_grid()
+        grid.turn_page(page if page >= 0 else grid.page_count - 1)
+
+    def action_cycle_mode(self) -> None:
+        grid = self._focused_grid()
+        chart_id = grid.focused_chart_id()
+        if chart_id is None:
+            self.notify("Focus a chart first (arrows or wasd)", timeout=2)
+            return
+        specs = self._metric_specs if grid.id == "metrics" else self._system_specs
+        key = f"{grid.id}:{chart_id}"
+        current = self._modes.get(key) or default_mode(specs[chart_id])
+        self._modes[key] = MODES[(MODES.index(current) + 1) % len(MODES)]
+        self._redraw_charts()
+
+    def action_grid(self, d_rows: int, d_cols: int) -> None:
+        grid = self._focused_grid()
+        max_rows, max_cols = grid.max_fit()
+        grid.set_grid(max(1, min(grid.rows + d_rows, max_rows)), max(1, min(grid.cols + d_cols, max_cols)))
+
+    def action_filter(self, name: str) -> None:
+        if name == "metrics" and self._focused_pane() == "console":
+            name = "console"
+        if name == "console":
+            self.query_one("#console").display = True
+        self.query_one(FilterBar).open(name, PROMPTS[name], self.filters[name])
+
+    def action_clear_filter(self, name: str) -> None:
+        self._apply_filter(name, "")
+
+    def on_filter_bar_changed(self, event: FilterBar.Changed) -> None:
+        self._apply_filter(event.target, event.pattern)
+
+    def on_filter_bar_done(self, event: FilterBar.Done) -> None:
+        self._apply_filter(event.target, event.pattern)
+        self._focus_pane(event.target if event.target in ("overview", "console", "system") else "metrics")
+
+    def _apply_filter(self, name: str, pattern: str) -> None:
+        self.filters[name] = pattern
+        if self._snapshot is not None:
+            self._draw_metrics(self._snapshot)
+            self._draw_system()
+            self._draw_text(self._snapshot)
+            self._draw_bars(self._snapshot)
