@@ -43,6 +43,7 @@ from leet.runfile.events import (
 )
 from leet.runfile.reader import RunFileError
 from leet.runfile.records import Decoded, EventReader, flatten
+from leet.runstate import RunModel
 
 DEFAULT_IDLE_TIMEOUT = 600.0
 POLL_INTERVAL = 0.25
@@ -346,79 +347,7 @@ def json_line(item: Decoded) -> str:
 # ---------------------------------------------------------------- summary
 
 
-class ConsoleTail:
-    """The last lines of console output, as a terminal would have left them.
-
-    Each stream keeps its own unfinished line; ``\\r`` returns to the start of
-    the line, so only the text after the last one survives (progress bars
-    collapse to their final state).
-    """
-
-    def __init__(self, keep: int = CONSOLE_TAIL_LINES) -> None:
-        self.keep = keep
-        self.lines: list[str] = []
-        self._partial: dict[str, str] = {}
-
-    def add(self, stream: str, text: str) -> None:
-        pieces = (self._partial.get(stream, "") + text.replace("\r\n", "\n")).split("\n")
-        for line in pieces[:-1]:
-            self.lines.append(_after_return(line))
-        self._partial[stream] = _after_return(pieces[-1])
-        if len(self.lines) > 4 * self.keep:
-            del self.lines[: -self.keep]
-
-    def tail(self) -> list[str]:
-        unfinished = [text for text in self._partial.values() if text]
-        return (self.lines + unfinished)[-self.keep :]
-
-
-def _after_return(line: str) -> str:
-    stripped = line.rstrip("\r")
-    cut = stripped.rfind("\r")
-    return stripped[cut + 1 :] if cut >= 0 else stripped
-
-
-@dataclasses.dataclass
-class RunState:
-    """Everything ``--summary`` shows, gathered from the events."""
-
-    info: RunInfo | None = None
-    config: dict[str, Any] = dataclasses.field(default_factory=dict)
-    summary: dict[str, Any] = dataclasses.field(default_factory=dict)
-    exit: RunExit | None = None
-    last_step: int | None = None
-    history_rows: int = 0
-    records: int = 0
-    writer: str = ""
-    console: ConsoleTail = dataclasses.field(default_factory=ConsoleTail)
-
-    def apply(self, item: Decoded) -> None:
-        event = item.event
-        if not isinstance(event, DataLoss):
-            self.records += 1
-        if isinstance(event, HistoryRow):
-            self.history_rows += 1
-            self.last_step = event.step
-        elif isinstance(event, SummaryUpdate):
-            self.summary.update(event.update)
-            for key in event.remove:
-                self.summary.pop(key, None)
-        elif isinstance(event, ConsoleOutput):
-            self.console.add(event.stream, event.text)
-        elif isinstance(event, ConfigUpdate):
-            self.config.update(event.update)
-            for key in event.remove:
-                self.config.pop(key, None)
-        elif isinstance(event, RunInfo):
-            self.info = event
-            self.config = {**event.config, **self.config}
-        elif isinstance(event, RunExit):
-            self.exit = event
-        elif isinstance(event, OtherRecord) and event.kind == "header":
-            self.writer = str(event.fields.get("version_info", {}).get("producer", ""))
-
-
-def run_status(state: RunState, seconds_since_write: float) -> str:
+def run_status(state: RunModel, seconds_since_write: float) -> str:
     """finished (exit 0) / failed (exit N) / running / presumed crashed."""
     if state.exit is not None:
         code = state.exit.exit_code
@@ -431,10 +360,10 @@ def run_status(state: RunState, seconds_since_write: float) -> str:
 
 def _print_summary(path: Path, args: argparse.Namespace) -> int:
     follower = _Follower(path, args.follow, args.idle_timeout, history_values=False)  # the summary needs steps, not curves
-    state = RunState()
+    state = RunModel()
     for items in follower.batches():
         for item in items:
-            state.apply(item)
+            state.apply(item.event)
     report = _summary_report(path, state, follower)
     if args.json:
         print(to_json(report))
@@ -443,7 +372,7 @@ def _print_summary(path: Path, args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary_report(path: Path, state: RunState, follower: _Follower) -> dict[str, Any]:
+def _summary_report(path: Path, state: RunModel, follower: _Follower) -> dict[str, Any]:
     reader = follower.reader
     stat = path.stat()
     info = state.info
@@ -463,7 +392,7 @@ def _summary_report(path: Path, state: RunState, follower: _Follower) -> dict[st
         "file_bytes": stat.st_size,
         "config": flatten(state.config),
         "summary": {key: value for key, value in state.summary.items() if not key.startswith("_wandb")},
-        "console_tail": state.console.tail(),
+        "console_tail": state.console.tail(CONSOLE_TAIL_LINES),
         "lost": {
             "bytes": reader.lost_bytes if reader else 0,
             "records": reader.lost_records if reader else 0,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from leet.runfile.events import DataLoss, HistoryRow, StatsRow
+from leet.runfile.events import HistoryRow, StatsRow
 from leet.runfile.reader import RunFileError
 from leet.runfile.records import EventReader
 from leet.runstate import ConsoleLine, RunModel, RunState
@@ -176,8 +176,6 @@ class RunSource:
                         column = system[key] = ([], [])
                     column[0].append(event.timestamp)
                     column[1].append(value)
-            elif isinstance(event, DataLoss):
-                model.lost_regions += 1
             model.apply(event)
         model.lost_records = self._reader.lost_records
         if history:

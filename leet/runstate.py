@@ -16,8 +16,10 @@ from typing import Any, Iterable
 from leet.runfile.events import (
     ConfigUpdate,
     ConsoleOutput,
+    DataLoss,
     Environment,
     HistoryRow,
+    OtherRecord,
     RunExit,
     RunInfo,
     StatsRow,
@@ -66,6 +68,9 @@ class Console:
         if line or column:
             self._open[key] = (line, column)
 
+    def tail(self, count: int) -> list[str]:
+        return [line.text for line in self.snapshot(count)]
+
     def snapshot(self, count: int | None = None) -> list[ConsoleLine]:
         """Finished lines plus any line still being written, oldest first."""
         lines = list(self.lines)
@@ -105,8 +110,12 @@ class RunModel:
     loaded: bool = False  # the first full read reached the end of the file
     last_growth: float = 0.0  # monotonic seconds when the file last grew
     history_keys: set[str] = field(default_factory=set)
+    writer: str = ""  # the program that wrote the file, from its header record
 
     def apply(self, event: Any, label: str | None = None) -> None:
+        if isinstance(event, DataLoss):
+            self.lost_regions += 1
+            return
         self.records += 1
         if isinstance(event, HistoryRow):
             self.history_rows += 1
@@ -129,6 +138,8 @@ class RunModel:
             self.environments.append(event)
         elif isinstance(event, RunExit):
             self.exit = event
+        elif isinstance(event, OtherRecord) and event.kind == "header":
+            self.writer = str(event.fields.get("version_info", {}).get("producer", ""))
 
     def state(self, now: float, crash_after: float) -> RunState:
         if self.exit is not None:

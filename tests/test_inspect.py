@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from leet import inspect
-from leet.inspect import ConsoleTail, idle_timeout
+from leet.inspect import idle_timeout
+from leet.runstate import Console
 from leet.runfile.reader import BLOCK_SIZE, read_records
 
 REPO = Path(__file__).resolve().parent.parent
@@ -256,17 +257,18 @@ def test_follow_stops_after_the_idle_timeout(runs, tmp_path):
 
 
 def test_console_tail_keeps_the_final_state_of_progress_bars():
-    tail = ConsoleTail(keep=3)
+    console = Console()
     for text in ("first\n", "prog", "\rbar 1", "", "\rbar 2", "\n", "win\r\n"):
-        tail.add("stdout", text)
-    tail.add("stderr", "half a line")
-    tail.add("stdout", "tail\rdone")
-    assert tail.tail() == ["win", "done", "half a line"]  # finished lines, then each stream's unfinished one
-    assert ConsoleTail(keep=5).tail() == []
-    many = ConsoleTail(keep=2)
+        console.feed("stdout", text)
+    console.feed("stderr", "half a line")
+    console.feed("stdout", "tail\rdone")
+    tail = console.tail(3)  # finished lines, then each stream's unfinished one
+    assert tail[0] == "win" and sorted(tail[1:]) == ["done", "half a line"]
+    assert Console().tail(5) == []
+    many = Console()
     for index in range(100):
-        many.add("stdout", f"{index}\n")
-    assert many.tail() == ["98", "99"]
+        many.feed("stdout", f"{index}\n")
+    assert many.tail(2) == ["98", "99"]
 
 
 def test_idle_timeout_durations():
