@@ -132,25 +132,39 @@ def run_symon(args: argparse.Namespace) -> int:
 
 
 def run_file(path: str, args: Sequence[str]) -> int:
-    """``leet PATH``: one run (a ``.wandb`` file or a run directory)."""
+    """``leet PATH``: a run (a ``.wandb`` file or a run directory) or a folder of runs."""
     from leet.config import ConfigError, load
     from leet.runsource import RunNotFound, RunSource
     from leet.store import Store
+    from leet.workspace import WorkspaceSource, is_workspace
 
     if args:
         print(f"leet: unexpected arguments after {path}: {' '.join(args)}", file=sys.stderr)
         return 2
     try:
         config = load()
-        source = RunSource(path, Store())
+        if is_workspace(path):
+            source = WorkspaceSource(path, Store())
+            source.refresh()  # list the runs before the first frame
+            make_screen = "workspace"
+        else:
+            source = RunSource(path, Store())
+            make_screen = "run"
     except (ConfigError, RunNotFound) as error:
         print(f"leet: {error}", file=sys.stderr)
         return 2
     source.start()  # load while Textual imports
     from leet.app import LeetApp
-    from leet.screens.run import RunScreen
 
-    app = LeetApp(source, config, screen=lambda: RunScreen(source))
+    if make_screen == "workspace":
+        from leet.screens.workspace import WorkspaceScreen
+
+        screen = lambda: WorkspaceScreen(source)  # noqa: E731
+    else:
+        from leet.screens.run import RunScreen
+
+        screen = lambda: RunScreen(source)  # noqa: E731
+    app = LeetApp(source, config, screen=screen)
     try:
         app.run(mouse=config.mouse)
     finally:
@@ -165,7 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        # No run browser yet: the live monitor is the default view.
+        from leet.workspace import is_workspace
+
+        if not argv and is_workspace("wandb"):
+            return run_file("wandb", [])  # runs here: the workspace, newest run selected
         args = parser.parse_args(["symon", *argv])
     if args.command == "symon":
         return run_symon(args)

@@ -1,20 +1,25 @@
-"""The monitor on fake hardware: the same app, made deterministic.
+"""The monitor on fake hardware, and the run view on a made-up run: the same apps, made deterministic.
 
 Tests, snapshots and the screenshot script all build their app here, so they
-show the same machine. Nothing starts a thread: history is fed synchronously
-from the fake collectors on a fake clock, before the first frame. Time labels
-follow the local time zone; callers that need identical output everywhere set
-``TZ=UTC``.
+show the same machine and the same run. Nothing starts a thread: history is
+fed synchronously from the fake collectors on a fake clock (or from synthetic
+run events) before the first frame. Time labels follow the local time zone;
+callers that need identical output everywhere set ``TZ=UTC``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
 
 from collectors.base import Collector
 from collectors.fake import DEFAULT_START, FakeClock, make_fake_collectors, replay
 from leet.app import LeetApp
 from leet.config import Config
+from leet.runfile.events import ConsoleOutput, Environment, HistoryRow, RunExit, RunInfo, StatsRow, SummaryUpdate
+from leet.runsource import SYSTEM_SUFFIX, RunSnapshot
+from leet.runstate import RunModel
 from leet.sources import LiveSource
 from leet.store import Store
 
@@ -64,3 +69,196 @@ def make_demo(
     if samples:
         demo.feed(samples)
     return demo
+
+
+# -- the run view on a made-up run ---------------------------------------------
+
+DEMO_RUN_ID = "k3v9x2q7"
+DEMO_RUN_FILE_BYTES = 2_416_640  # what a run file of this size would hold; shown in the header
+
+
+class DemoRunSource:
+    """A run made of synthetic events, with the reading side of ``RunSource``.
+
+    ``feed`` folds events in as the run source does (points to the store,
+    the rest to a ``RunModel``); there is no file and no thread.
+    """
+
+    def __init__(self, store: Store, *, clock: Callable[[], float], file_size: int = 0) -> None:
+        self.store = store
+        self.model = RunModel(loaded=True)
+        self._clock = clock
+        self._file_size = file_size
+        self._listeners: list[Callable[[], None]] = []
+
+    @property
+    def run_key(self) -> str:
+        info = self.model.info
+        return info.run_id if info is not None else DEMO_RUN_ID
+
+    @property
+    def system_key(self) -> str:
+        return self.run_key + SYSTEM_SUFFIX
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def start(self) -> None:
+        pass
+
+    def stop(self, timeout: float = 1.0) -> None:
+        pass
+
+    def feed(self, events: Iterable[Any]) -> None:
+        """Fold ``events`` in, then tell listeners (a running app redraws)."""
+        history: dict[str, tuple[list[float], list[float]]] = {}
+        system: dict[str, tuple[list[float], list[float]]] = {}
+        for event in events:
+            if isinstance(event, HistoryRow):
+                _add_points(history, float(event.step), event.values)
+            elif isinstance(event, StatsRow):
+                _add_points(system, event.timestamp, event.values)
+            self.model.apply(event)
+        self.store.extend_many(self.run_key, history)
+        self.store.extend_many(self.system_key, system)
+        for listener in self._listeners:
+            listener()
+
+    def snapshot(self, console_lines: int = 2000) -> RunSnapshot:
+        model = self.model
+        return RunSnapshot(
+            run_key=self.run_key,
+            state=model.state(self._clock(), crash_after=600.0),
+            info=model.info,
+            config=dict(model.config),
+            summary=dict(model.summary),
+            environments=tuple(model.environments),
+            console=tuple(model.console.snapshot(console_lines)),
+            last_step=model.last_step,
+            history_keys=tuple(sorted(model.history_keys)),
+            records=model.records,
+            bytes_read=self._file_size,
+            file_size=self._file_size,
+            lost_bytes=0,
+            lost_records=0,
+            exit_code=model.exit.exit_code if model.exit is not None else None,
+        )
+
+
+def _add_points(columns: dict[str, tuple[list[float], list[float]]], x: float, values: Any) -> None:
+    for key, value in values.items():
+        xs, ys = columns.setdefault(key, ([], []))
+        xs.append(x)
+        ys.append(value)
+
+
+@dataclass
+class RunDemo:
+    """The run view on a made-up run, and its source (to feed it more)."""
+
+    app: LeetApp
+    source: DemoRunSource
+
+
+def make_run_demo(
+    *,
+    steps: int = 300,
+    seconds_per_step: float = 12.0,
+    theme: str = DEMO_THEME,
+    start: float = DEFAULT_START,
+) -> RunDemo:
+    """A finished run of ``steps`` training steps from ``start``: metrics, two GPUs, console, exit 0."""
+    from leet.screens.run import RunScreen
+
+    end = start + steps * seconds_per_step
+    clock = FakeClock(end + 60.0)
+    source = DemoRunSource(Store(), clock=clock, file_size=DEMO_RUN_FILE_BYTES)
+    source.feed(demo_run_events(steps, seconds_per_step, start))
+    app = LeetApp(source, Config(theme=theme), clock=clock, live=False, screen=lambda: RunScreen(source, clock=clock))
+    return RunDemo(app, source)
+
+
+def demo_run_events(steps: int, seconds_per_step: float, start: float) -> Iterator[Any]:
+    """The events a W&B run file of a small image-classification run would hold, in file order."""
+    config = {
+        "model": {"arch": "resnet50", "depth": 50, "dropout": 0.1},
+        "optimizer": "adamw",
+        "lr": 3e-4,
+        "batch_size": 256,
+        "epochs": 30,
+        "dataset": "cifar10",
+    }
+    yield RunInfo(
+        run_id=DEMO_RUN_ID, entity="leet", project="cifar10-resnet", display_name="resnet50-adamw-lr3e-4",
+        group="sweep-lr", job_type="train", host="gpu-node-07", tags=("baseline", "bf16"),
+        notes="cosine schedule, warmup 20 steps", start_time=start, config=config,
+    )
+    yield Environment({
+        "host": "gpu-node-07", "os": "Linux-6.8.0-49-generic-x86_64-with-glibc2.39", "python": "CPython 3.11.9",
+        "program": "train.py", "cpu_count": 32, "cpu_count_logical": 64, "gpu_type": "NVIDIA H100 80GB HBM3",
+        "gpu_count": 2, "cuda_version": "12.4",
+    })
+    yield ConsoleOutput("stdout", "loading cifar10 from /data/cifar10 (50,000 train, 10,000 test)\n", start)
+    yield ConsoleOutput("stderr", "UserWarning: TF32 matmul is enabled; results may differ slightly\n", start)
+    stats_every = max(1, int(30 / seconds_per_step))
+    epoch_steps = max(1, steps // 6)
+    for step in range(steps):
+        now = start + step * seconds_per_step
+        yield HistoryRow(step, _demo_metrics(step, steps), now, now - start)
+        if step % stats_every == 0:
+            yield StatsRow(now, _demo_system(now - start))
+        if step % epoch_steps == epoch_steps - 1 or step == steps - 1:
+            epoch = step // epoch_steps
+            yield from _demo_progress(epoch, now)
+            loss = _demo_metrics(step, steps)["loss"]
+            yield ConsoleOutput("stdout", f"epoch {epoch} step {step} loss {loss:.4f}\n", now)
+    end = start + steps * seconds_per_step
+    yield ConsoleOutput("stdout", "saved checkpoint to checkpoints/last.pt\n", end)
+    final = _demo_metrics(steps - 1, steps)
+    yield SummaryUpdate({**final, "best_acc": 0.9412, "_step": steps - 1, "_runtime": end - start, "_timestamp": end})
+    yield RunExit(exit_code=0, runtime=end - start)
+
+
+def _demo_metrics(step: int, steps: int) -> dict[str, float]:
+    progress = step / max(1, steps - 1)
+    warmup = min(1.0, (step + 1) / 20)
+    wobble = 0.04 * math.sin(step * 0.9) + 0.02 * math.sin(step * 2.3)
+    loss = 2.3 * math.exp(-4.0 * progress) + 0.18 + wobble
+    values = {
+        "loss": loss,
+        "acc": 0.94 - 0.84 * math.exp(-5.0 * progress) + wobble / 4,
+        "lr": 3e-4 * warmup * 0.5 * (1 + math.cos(math.pi * progress)),
+        "grad_norm": 4.0 * math.exp(-3.0 * progress) + 0.6 + 0.3 * abs(math.sin(step * 0.7)),
+        "samples_per_sec": 5200 + 180 * math.sin(step * 0.31) - (900 if step % 50 == 49 else 0),
+        "epoch": step / max(1, steps // 6),
+    }
+    if step % 25 == 24:
+        values["eval/loss"] = loss * 1.08 + 0.05
+        values["eval/acc"] = values["acc"] - 0.02
+    return values
+
+
+def _demo_system(elapsed: float) -> dict[str, float]:
+    values = {
+        "cpu": 310 + 40 * math.sin(elapsed / 170),
+        "memory_percent": 38 + 6 * (1 - math.exp(-elapsed / 600)),
+        "proc.memory.rssMB": 11800 + 900 * (1 - math.exp(-elapsed / 400)),
+        "network.sent": 2.1e6 * elapsed,
+        "network.recv": 9.5e6 * elapsed,
+        "disk./.usagePercent": 61 + elapsed / 3600,
+    }
+    for gpu in (0, 1):
+        phase = gpu * 1.7
+        values[f"gpu.{gpu}.gpu"] = 91 + 6 * math.sin(elapsed / 90 + phase)
+        values[f"gpu.{gpu}.memoryAllocated"] = 71 + 3 * gpu + 2 * math.sin(elapsed / 400 + phase)
+        values[f"gpu.{gpu}.temp"] = 58 + 12 * (1 - math.exp(-elapsed / 500)) + 1.5 * math.sin(elapsed / 60 + phase)
+        values[f"gpu.{gpu}.powerWatts"] = 560 + 60 * math.sin(elapsed / 75 + phase)
+    return values
+
+
+def _demo_progress(epoch: int, now: float) -> Iterator[ConsoleOutput]:
+    """A tqdm-style bar that redraws itself with carriage returns."""
+    for done in range(0, 101, 10):
+        bar = "█" * (done // 5)
+        yield ConsoleOutput("stdout", f"\rEpoch {epoch}: {done:3d}%|{bar:<20}| {done * 196 // 100}/196", now)
+    yield ConsoleOutput("stdout", "\n", now)

@@ -55,7 +55,7 @@ def find_run_file(path: str | os.PathLike[str]) -> Path:
 class RunSnapshot:
     """A copy of what the run model knows, for one redraw."""
 
-    run_key: str
+    run_key: str  # where the run's series are in the store
     state: RunState
     info: Any
     config: dict[str, Any]
@@ -71,6 +71,7 @@ class RunSnapshot:
     lost_records: int
     exit_code: int | None
     error: str = ""
+    run_id: str = ""  # the run's own id, for people
 
 
 class RunSource:
@@ -85,8 +86,10 @@ class RunSource:
         crash_after: float = CRASH_AFTER,
         monotonic: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        key: str | None = None,
     ) -> None:
         self.path = find_run_file(path)
+        self._key = key  # a fixed store namespace (the workspace keys runs by directory)
         self.store = store
         self.poll_interval = poll_interval
         self.crash_after = crash_after
@@ -116,6 +119,8 @@ class RunSource:
     # -- identity -------------------------------------------------------------
     @property
     def run_key(self) -> str:
+        if self._key:
+            return self._key
         info = self.model.info
         return info.run_id if info is not None and info.run_id else self._file_run_id
 
@@ -229,6 +234,7 @@ class RunSource:
                 lost_records=model.lost_records,
                 exit_code=model.exit.exit_code if model.exit is not None else None,
                 error=self._error,
+                run_id=model.info.run_id if model.info is not None and model.info.run_id else self._file_run_id,
             )
 
     def close(self) -> None:

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from leet.catalog import ChartSpec, MetricInfo, natural_key
-from leet.runfile.records import RawJSON, json_value
+from leet.runfile.records import RawJSON, flatten, json_value
 from leet.runsource import RunSnapshot
 from leet.runstate import RunState
+from leet.store import SeriesData, SeriesKey
+from widgets.chartframe import ChartView
+from widgets.raster import SeriesView
 from leet.views import format_uptime
 from widgets.matching import compile_filter
+from widgets.text import clean
 from widgets.units import format_value
 
 Line = tuple[str, str]
@@ -89,7 +93,7 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
         for key, value in chosen:
             lines.append((f"  {key.ljust(width)} {value}", "value"))
 
-    run_items = [("State", state_text(snapshot)), ("ID", snapshot.run_key)]
+    run_items = [("State", state_text(snapshot)), ("ID", snapshot.run_id or snapshot.run_key)]
     if info is not None:
         run_items += [(name, value) for name, value in (
             ("Project", info.project), ("Name", info.display_name), ("Entity", info.entity),
@@ -111,7 +115,9 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
     for writer_id, fields in list(writers.items())[:16]:
         title = "Environment" + (f" · {writer_id}" if len(writers) > 1 and writer_id else "")
         section(title, [(label, display_value(fields[name])) for name, label in ENVIRONMENT_FIELDS if fields.get(name) not in (None, "", 0)])
-    section("Config", sorted(((k, display_value(v)) for k, v in snapshot.config.items()), key=lambda kv: natural_key(kv[0])))
+    # Nested config shows one line per leaf (``model.depth``), as the W&B UI does.
+    config = flatten(snapshot.config)
+    section("Config", sorted(((k, display_value(v)) for k, v in config.items()), key=lambda kv: natural_key(kv[0])))
     summary = {k: v for k, v in snapshot.summary.items() if not k.startswith("_wandb")}
     section("Summary", sorted(((k, display_value(v)) for k, v in summary.items()), key=lambda kv: natural_key(kv[0])))
     return lines
@@ -143,17 +149,21 @@ def metric_specs(keys: Sequence[str], pattern: str = "") -> list[ChartSpec]:
     for key in sorted(keys, key=natural_key):
         if pattern and not matches(key):
             continue
-        info = MetricInfo(key=key, label=None, family="Metrics", chart=key, title=key, unit="", scale=1.0, series="Default", percent=False, y_min=None, y_max=None)
-        specs.append(ChartSpec(chart=key, title=key, unit="", family="Metrics", percent=False, y_min=None, y_max=None, series=(info,)))
+        # Titles reach the terminal through plain Segments: metric names are untrusted text.
+        title = clean(key)
+        info = MetricInfo(key=key, label=None, family="Metrics", chart=key, title=title, unit="", scale=1.0, series="Default", percent=False, y_min=None, y_max=None)
+        specs.append(ChartSpec(chart=key, title=title, unit="", family="Metrics", percent=False, y_min=None, y_max=None, series=(info,)))
     return specs
 
 
 def header_parts(snapshot: RunSnapshot) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The header bar's left and right runs; the run's own text is cleaned (it is untrusted)."""
     info = snapshot.info
-    name = info.display_name if info and info.display_name else ""
-    left = [(f" {name}", "heading"), (f" · {snapshot.run_key}", "muted")] if name else [(f" {snapshot.run_key}", "heading")]
+    name = clean(info.display_name) if info and info.display_name else ""
+    run_key = clean(snapshot.run_key)
+    left = [(f" {name}", "heading"), (f" · {run_key}", "muted")] if name else [(f" {run_key}", "heading")]
     if info and info.project:
-        left.append((f" · {info.project}", "muted"))
+        left.append((f" · {clean(info.project)}", "muted"))
     left.append((f" · {state_text(snapshot)}", STATE_STYLE[snapshot.state]))
     if snapshot.last_step is not None:
         left.append((f" · step {snapshot.last_step:,}", "value"))
@@ -177,3 +187,22 @@ def step_range(first: float | None, last: float | None) -> tuple[float, float]:
         return first, first + 1
     return first, last
 
+
+
+def overlay_view(
+    metric: str,
+    runs: Sequence[tuple[str, str]],
+    snapshots: Mapping[SeriesKey, SeriesData],
+    x_range: tuple[float, float],
+    mode: str = "line",
+) -> ChartView:
+    """One metric across several runs: a series per run (store key, display name), in selection order."""
+    names: list[str] = []
+    data: list[SeriesView] = []
+    for key, name in runs:
+        found = snapshots.get(SeriesKey(key, metric, None))
+        if found is None:
+            continue
+        names.append(name)
+        data.append(SeriesView(found.t, found.lo, found.hi, found.mean))
+    return ChartView(title=metric, series_names=tuple(names), data=tuple(data), x_range=x_range, mode=mode, x_kind="step")

@@ -189,7 +189,11 @@ class RunScreen(Screen[None]):
         self.app.exit()
 
     def action_unfocus(self) -> None:
-        self.set_focus(None)
+        """Leave the focused pane; with nothing focused, go back to the workspace (if we came from one)."""
+        if self.focused is not None:
+            self.set_focus(None)
+        elif self.app.screen_stack.index(self) > 1:
+            self.dismiss()
 
     def action_cycle_focus(self, step: int) -> None:
         panes = self._panes()

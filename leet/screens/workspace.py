@@ -1,0 +1,222 @@
+"""A folder of W&B runs: the runs list, and the selected runs overlaid in one metrics grid."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import Callable
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+
+from leet.keys import WORKSPACE_KEYS
+from leet.runsource import RunSource
+from leet.runviews import STATE_STYLE, metric_specs, overlay_view
+from leet.screens.run import RunScreen
+from leet.store import SeriesKey
+from leet.workspace import RunEntry, WorkspaceSource
+from widgets.chartframe import MODES
+from widgets.filterbar import FilterBar
+from widgets.grid import ChartGrid
+from widgets.matching import compile_filter
+from widgets.runlist import RunList, RunRow
+from widgets.text import clean
+from widgets.textline import TextLine
+
+HINTS = (("h", "help"), ("q", "quit"), ("space", "select"), ("enter", "open"), ("f", "filter runs"), ("/", "filter metrics"), ("tab", "focus"))
+
+
+def run_row(entry: RunEntry) -> RunRow:
+    state = entry.state.value if entry.exit_code in (None, 0) else f"failed ({entry.exit_code})"
+    started = dt.datetime.fromtimestamp(entry.start_time).strftime("%m-%d %H:%M") if entry.start_time else ""
+    return RunRow(entry.key, entry.title, entry.run_id, state, STATE_STYLE[entry.state], started, entry.live)
+
+
+def entry_matches(entry: RunEntry, pattern: str) -> bool:
+    if not pattern:
+        return True
+    matches = compile_filter(pattern)
+    return any(matches(text) for text in (entry.key, entry.name, entry.run_id, entry.project, entry.group, entry.job_type, entry.state.value) if text)
+
+
+class WorkspaceScreen(Screen[None]):
+    BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in WORKSPACE_KEYS]
+    AUTO_FOCUS = "RunList"
+
+    def __init__(self, source: WorkspaceSource, *, clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
+        self.source = source
+        self._clock = clock
+        self.filters = {"runs": "", "metrics": ""}
+        self._modes: dict[str, str] = {}
+        self._auto_selected = False
+        self._titles: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        yield TextLine(id="header")
+        with Horizontal(id="ws-body"):
+            yield RunList(id="runs")
+            yield ChartGrid(3, 2, id="metrics")
+        yield FilterBar(id="filterbar")
+        yield TextLine(id="status")
+
+    def on_mount(self) -> None:
+        self.update_view()
+
+    def on_screen_resume(self) -> None:
+        self.update_view()
+
+    @property
+    def grid(self) -> ChartGrid:
+        return self.query_one(ChartGrid)
+
+    # -- drawing --------------------------------------------------------------------
+    def update_view(self) -> None:
+        entries = self.source.entries()
+        if entries and not self._auto_selected:
+            # Open on something: the newest run is selected, as a person would.
+            self._auto_selected = True
+            self.source.select(entries[0].key)
+        self._titles = {entry.key: entry.title for entry in entries}
+        shown = [entry for entry in entries if entry_matches(entry, self.filters["runs"])]
+        runs = self.query_one(RunList)
+        runs.pattern_note = f"filter: {clean(self.filters['runs'])}" if self.filters["runs"] else ""
+        runs.set_runs([run_row(entry) for entry in shown], self.source.selected())
+        with self.app.batch_update():
+            self._draw_metrics()
+            self._draw_bars(len(entries))
+
+    def _selected_runs(self) -> list[tuple[str, str, RunSource]]:
+        runs = []
+        for key in self.source.selected():
+            source = self.source.source(key)
+            if source is not None:
+                runs.append((key, self._titles.get(key, key), source))
+        return runs
+
+    def _draw_metrics(self) -> None:
+        runs = self._selected_runs()
+        keys: set[str] = set()
+        last_step = 0
+        snapshots = [source.snapshot(console_lines=0) for _, _, source in runs]
+        for snapshot in snapshots:
+            keys.update(snapshot.history_keys)
+            last_step = max(last_step, snapshot.last_step or 0)
+        specs = {spec.chart: spec for spec in metric_specs(sorted(keys), self.filters["metrics"])}
+        self._specs = specs
+        grid = self.grid
+        grid.set_charts(list(specs))
+        visible = grid.visible()
+        wanted = [(key, chart_id) for chart_id, _ in visible for key, _, _ in runs]
+        data = self.source.store.snapshot([SeriesKey(key, chart_id, None) for key, chart_id in wanted])
+        for chart_id, widget in visible:
+            mode = self._modes.get(chart_id, "line")
+            widget.set_view(overlay_view(chart_id, [(key, title) for key, title, _ in runs], data, (0.0, float(max(1, last_step))), mode))
+
+    def _draw_bars(self, total: int) -> None:
+        selected = len(self.source.selected())
+        left = [(f" {clean(str(self.source.root.resolve()))}", "heading"), (f" · {total} runs · {selected} selected", "muted")]
+        first, last, charts = self.grid.page_range()
+        right = [(f"metrics {first}-{last} of {charts} " if charts else "no metrics ", "muted")]
+        notes = [(f" · {name} filter: {clean(value)}", "warn") for name, value in self.filters.items() if value]
+        self.query_one("#header", TextLine).set_content(left + notes, right)
+        hints = []
+        for key, what in HINTS:
+            hints += [(f" {key}", "key"), (f" {what}", "muted")]
+        self.query_one("#status", TextLine).set_content(hints, [])
+
+    def on_chart_grid_page_changed(self, event: ChartGrid.PageChanged) -> None:
+        if self.is_mounted:
+            self.call_after_refresh(self._draw_metrics)
+
+    # -- runs ----------------------------------------------------------------------------
+    def on_run_list_toggled(self, event: RunList.Toggled) -> None:
+        if event.key in self.source.selected():
+            self.source.deselect(event.key)
+        else:
+            self.source.select(event.key)
+        self.update_view()
+
+    def on_run_list_opened(self, event: RunList.Opened) -> None:
+        entry = next((e for e in self.source.entries() if e.key == event.key), None)
+        if entry is None:
+            return
+        view_key = f"{entry.key}#open"
+        run = RunSource(entry.file, self.source.store, key=view_key)
+        run.on_change(self.app._data_changed_from_thread)
+        run.start()
+
+        def closed(_result: object) -> None:
+            run.close()
+            self.source.store.drop_run(view_key)
+            self.source.store.drop_run(view_key + "#system")
+
+        self.app.push_screen(RunScreen(run), closed)
+
+    # -- actions -----------------------------------------------------------------------
+    def action_help(self) -> None:
+        from leet.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen(WORKSPACE_KEYS, "workspace"))
+
+    def action_quit(self) -> None:
+        self.app.exit()
+
+    def action_focus_runs(self) -> None:
+        self.query_one(RunList).focus()
+
+    def action_cycle_focus(self, step: int) -> None:
+        if self.query_one(RunList).has_focus:
+            self.grid.focus_chart(0)
+        else:
+            self.query_one(RunList).focus()
+
+    def action_toggle_runs(self) -> None:
+        runs = self.query_one(RunList)
+        runs.display = not runs.display
+
+    def action_move(self, dx: int, dy: int) -> None:
+        self.grid.move_focus(dx, dy)
+
+    def action_page(self, step: int) -> None:
+        self.grid.turn_page(self.grid.page + step)
+
+    def action_page_to(self, page: int) -> None:
+        self.grid.turn_page(page if page >= 0 else self.grid.page_count - 1)
+
+    def action_cycle_mode(self) -> None:
+        chart_id = self.grid.focused_chart_id()
+        if chart_id is None:
+            self.notify("Focus a chart first (tab, then arrows)", timeout=2)
+            return
+        current = self._modes.get(chart_id, "line")
+        self._modes[chart_id] = MODES[(MODES.index(current) + 1) % len(MODES)]
+        self._draw_metrics()
+
+    def action_grid(self, d_rows: int, d_cols: int) -> None:
+        grid = self.grid
+        max_rows, max_cols = grid.max_fit()
+        grid.set_grid(max(1, min(grid.rows + d_rows, max_rows)), max(1, min(grid.cols + d_cols, max_cols)))
+
+    def action_filter(self, name: str) -> None:
+        prompt = "Run filter (name, id, project, group, state):" if name == "runs" else "Metrics filter (regex or text):"
+        self.query_one(FilterBar).open(name, prompt, self.filters[name])
+
+    def action_clear_filter(self, name: str) -> None:
+        self._apply_filter(name, "")
+
+    def on_filter_bar_changed(self, event: FilterBar.Changed) -> None:
+        self._apply_filter(event.target, event.pattern)
+
+    def on_filter_bar_done(self, event: FilterBar.Done) -> None:
+        self._apply_filter(event.target, event.pattern)
+        if event.target == "runs":
+            self.query_one(RunList).focus()
+        else:
+            self.grid.focus_chart(0)
+
+    def _apply_filter(self, name: str, pattern: str) -> None:
+        self.filters[name] = pattern
+        self.update_view()

@@ -1,0 +1,244 @@
+"""A directory of W&B runs: finding them, telling their state, loading the chosen ones.
+
+``scan`` lists run directories (``offline-run-…-ID``, ``run-…-ID``, and the
+``…-ID-1`` that a second writer of the same run gets: each directory is
+opened by the ``run-*.wandb`` file inside it, never by a name derived from
+the directory). ``probe`` reads only the head and the tail of a run file, so
+a workspace of hundreds of runs lists quickly. ``WorkspaceSource`` rescans on
+a worker thread and runs a ``RunSource`` for every run the user selects.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterable
+
+from leet.runfile.events import RunExit, RunInfo
+from leet.runfile.reader import BLOCK_SIZE, RunFileError, read_records
+from leet.runfile.records import decode
+from leet.runsource import CRASH_AFTER, RunSource
+from leet.runstate import RunState
+from leet.store import Store
+
+RESCAN_SECONDS = 2.0
+HEAD_BYTES = 64 * 1024  # the run record is the second record of the file
+TAIL_BYTES = 2 * BLOCK_SIZE  # the exit record, if any, is the last one
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """One run directory as the runs list shows it."""
+
+    key: str  # the directory name: unique in the workspace, stable while it is open
+    directory: Path
+    file: Path
+    run_id: str = ""
+    name: str = ""
+    project: str = ""
+    group: str = ""
+    job_type: str = ""
+    start_time: float | None = None
+    state: RunState = RunState.LOADING
+    exit_code: int | None = None
+    size: int = 0
+    mtime: float = 0.0
+    error: str = ""
+
+    @property
+    def title(self) -> str:
+        return self.name or self.run_id or self.key
+
+    @property
+    def live(self) -> bool:
+        return self.state is RunState.RUNNING
+
+
+def workspace_root(path: str | os.PathLike[str]) -> Path:
+    """The folder holding run directories: ``path`` itself, or its ``wandb``/``.wandb`` child."""
+    path = Path(path)
+    for child in ("wandb", ".wandb"):
+        if (path / child).is_dir() and not any(path.glob("run-*.wandb")):
+            return path / child
+    return path
+
+
+def run_files(root: Path) -> list[tuple[str, Path]]:
+    """(directory name, run file) for every run directory directly under ``root``."""
+    found = []
+    try:
+        children = sorted(os.scandir(root), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    for child in children:
+        if child.name == "latest-run" or not child.is_dir(follow_symlinks=False):
+            continue
+        files = sorted(Path(child.path).glob("run-*.wandb"))
+        if files:
+            found.append((child.name, files[0]))
+    return found
+
+
+def is_workspace(path: str | os.PathLike[str]) -> bool:
+    root = workspace_root(path)
+    return root.is_dir() and bool(run_files(root))
+
+
+def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) -> RunEntry:
+    """What the head and tail of a run file say: identity, start, and whether it ended."""
+    entry = RunEntry(key=key, directory=file.parent, file=file)
+    try:
+        stat = file.stat()
+        head = read_records(file, 0, HEAD_BYTES)
+        tail_start = max(0, stat.st_size - TAIL_BYTES) // BLOCK_SIZE * BLOCK_SIZE
+        tail = read_records(file, tail_start) if stat.st_size > HEAD_BYTES else head
+    except (OSError, RunFileError) as error:
+        return replace(entry, state=RunState.CRASHED, error=str(error))
+    info = _first(head.records, RunInfo)
+    ended = _last(tail.records, RunExit)
+    if ended is not None:
+        state = RunState.FINISHED if ended.exit_code == 0 else RunState.FAILED
+    elif now - stat.st_mtime > crash_after:
+        state = RunState.CRASHED
+    else:
+        state = RunState.RUNNING
+    return replace(
+        entry,
+        run_id=info.run_id if info else "",
+        name=info.display_name if info else "",
+        project=info.project if info else "",
+        group=info.group if info else "",
+        job_type=info.job_type if info else "",
+        start_time=info.start_time if info else None,
+        state=state,
+        exit_code=ended.exit_code if ended else None,
+        size=stat.st_size,
+        mtime=stat.st_mtime,
+    )
+
+
+def _first(records: Iterable[tuple[int, bytes]], kind: type):
+    for _offset, payload in records:
+        event = decode(payload)
+        if isinstance(event, kind):
+            return event
+    return None
+
+
+def _last(records: list[tuple[int, bytes]], kind: type):
+    for _offset, payload in reversed(records[-8:]):
+        event = decode(payload)
+        if isinstance(event, kind):
+            return event
+    return None
+
+
+class WorkspaceSource:
+    """The runs of a folder, rescanned on a worker thread; selected runs load into one store."""
+
+    def __init__(self, path: str | os.PathLike[str], store: Store | None = None, *, rescan: float = RESCAN_SECONDS, wall: Callable[[], float] = time.time) -> None:
+        self.root = workspace_root(path)
+        self.store = store or Store()
+        self.rescan = rescan
+        self._wall = wall
+        self._lock = threading.Lock()
+        self._entries: dict[str, RunEntry] = {}
+        self._sources: dict[str, RunSource] = {}
+        self._listeners: list[Callable[[], None]] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- runs ------------------------------------------------------------------
+    def refresh(self) -> bool:
+        """Rescan the folder; probe new runs and runs whose file changed. True if the list changed."""
+        now = self._wall()
+        changed = False
+        seen = set()
+        for key, file in run_files(self.root):
+            seen.add(key)
+            with self._lock:
+                known = self._entries.get(key)
+            try:
+                stat = file.stat()
+            except OSError:
+                continue
+            unchanged = known is not None and known.size == stat.st_size and known.mtime == stat.st_mtime
+            if unchanged and not (known.state is RunState.RUNNING and now - known.mtime > CRASH_AFTER):
+                continue
+            entry = probe(key, file, now)
+            with self._lock:
+                self._entries[key] = entry
+            changed = True
+        with self._lock:
+            for key in set(self._entries) - seen:
+                del self._entries[key]
+                changed = True
+        return changed
+
+    def entries(self) -> list[RunEntry]:
+        """Newest first (by start time, then directory name)."""
+        with self._lock:
+            entries = list(self._entries.values())
+        return sorted(entries, key=lambda e: (e.start_time or e.mtime, e.key), reverse=True)
+
+    # -- selection ---------------------------------------------------------------
+    def selected(self) -> list[str]:
+        with self._lock:
+            return list(self._sources)
+
+    def source(self, key: str) -> RunSource | None:
+        with self._lock:
+            return self._sources.get(key)
+
+    def select(self, key: str) -> RunSource | None:
+        """Start loading run ``key`` into the store (idempotent)."""
+        with self._lock:
+            found = self._sources.get(key)
+            entry = self._entries.get(key)
+        if found is not None or entry is None:
+            return found
+        source = RunSource(entry.file, self.store, key=key)
+        source.on_change(self._notify)
+        with self._lock:
+            self._sources[key] = source
+        source.start()
+        return source
+
+    def deselect(self, key: str) -> None:
+        with self._lock:
+            source = self._sources.pop(key, None)
+        if source is not None:
+            source.close()
+            self.store.drop_run(key)
+            self.store.drop_run(key + "#system")
+
+    # -- the worker ----------------------------------------------------------------
+    def on_change(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def _notify(self) -> None:
+        for listener in self._listeners:
+            listener()
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="leet-workspace", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if self.refresh():
+                self._notify()
+            self._stop.wait(self.rescan)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for key in self.selected():
+            source = self.source(key)
+            if source is not None:
+                source.stop()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(1.0)
