@@ -196,13 +196,15 @@ def overlay_view(
     x_range: tuple[float, float],
     mode: str = "line",
 ) -> ChartView:
-    """One metric across several runs: a series per run (store key, display name), in selection order."""
+    """One metric across several runs: a series per run (store key, display name), in selection order.
+
+    A run without this metric keeps its place (an empty series), so each run
+    has the same colour in every chart and in the runs list.
+    """
     names: list[str] = []
     data: list[SeriesView] = []
     for key, name in runs:
         found = snapshots.get(SeriesKey(key, metric, None))
-        if found is None:
-            continue
         names.append(name)
-        data.append(SeriesView(found.t, found.lo, found.hi, found.mean))
+        data.append(SeriesView(found.t, found.lo, found.hi, found.mean) if found is not None else SeriesView((), (), (), ()))
     return ChartView(title=metric, series_names=tuple(names), data=tuple(data), x_range=x_range, mode=mode, x_kind="step")
