@@ -522,8 +522,10 @@ def make_killed_run(
         )
         where = writer.wait_for_report()
         wandb_path = Path(where["wandb_path"])
-        size = _wait_for_size(writer, wandb_path, min_bytes)
+        _wait_for_size(writer, wandb_path, min_bytes)
         kill_writer(writer.process)
+        # Measured after the kill: a block may land between the last look and the kill.
+        size = wandb_path.stat().st_size
     return KilledRun(
         root=Path(root),
         run_dir=Path(where["run_dir"]),
