@@ -101,3 +101,11 @@ def test_appending_a_point_changes_few_cells():
     spans = [changed_span(o, n) for o, n in zip(old_rows, new_rows)]
     widths = [last - first + 1 for span in spans if span for first, last in [span]]
     assert sum(widths) <= 12
+
+
+def test_titles_and_legends_from_files_cannot_reach_the_terminal_as_commands():
+    hostile = "loss\x1b[2J\x1b]0;pwned\x07"
+    view = ChartView(hostile, "", (hostile, "b\x1b[31m"), (series([1, 2]), series([2, 3])), (0, 2))
+    text = "".join(text_of(view, 60, 8))
+    assert "\x1b" not in text and "\x07" not in text
+    assert "loss" in text

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 
 from widgets.raster import SeriesView, heatmap_layout, render_heatmap, render_lines, y_bounds
 from widgets.ticks import integer_ticks, log_ticks, time_ticks
+from widgets.text import clean
 from widgets.units import axis_ticks, format_axis_labels, format_value
 
 Run = tuple[str, str]  # (text, style key)
@@ -77,7 +78,8 @@ def headline(view: ChartView) -> str:
 
 
 def chart_title(view: ChartView) -> str:
-    title = view.title
+    # Titles and names may come from files: never let a control sequence through.
+    title = clean(view.title)
     if view.unit:
         title += f" ({view.unit})"
     if len(view.series_names) > 1:
@@ -115,6 +117,7 @@ def _legend(view: ChartView, width: int) -> Row:
     used = 0
     for index, (name, series) in enumerate(zip(view.series_names, view.data)):
         value = _latest(series)
+        name = clean(name)
         text = f" {name} {format_value(value, view.unit)}" if math.isfinite(value) else f" {name}"
         if used + len(text) + 2 > width:
             runs.append((" …", "muted"))
@@ -277,7 +280,7 @@ def _body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:
     lo, hi = y_range
     if view.mode == "heatmap":
         lo, hi = (0.0, 100.0) if view.percent else (lo, hi)
-        labels = {r: fit(name, 8) for r, name in _heatmap_labels(view, plot_h).items()}
+        labels = {r: fit(clean(name), 8) for r, name in _heatmap_labels(view, plot_h).items()}
     else:
         lo, hi, ticks, tick_labels = _axis(view, lo, hi, plot_h)
         labels = _label_rows(ticks, tick_labels, lo, hi, plot_h, view.mode == "log")
