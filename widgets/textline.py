@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from widgets.chartframe import Row
 from widgets.lines import StyledLines
+from widgets.text import clean
 
 
 def join_line(left: Row, right: Row, width: int) -> Row:
@@ -41,7 +42,9 @@ class TextLine(StyledLines):
         self._right: Row = []
 
     def set_content(self, left: Row, right: Row | None = None) -> None:
-        right = right or []
+        # Bars show run names and collector reasons: text from outside.
+        left = [(clean(text), style) for text, style in left]
+        right = [(clean(text), style) for text, style in right or []]
         if left == self._left and right == self._right:
             return
         self._left, self._right = left, right
