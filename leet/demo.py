@@ -142,6 +142,7 @@ class DemoRunSource:
             lost_bytes=0,
             lost_records=0,
             exit_code=model.exit.exit_code if model.exit is not None else None,
+            run_id=self.run_key,
         )
 
 

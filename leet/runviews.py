@@ -19,6 +19,7 @@ from widgets.raster import SeriesView
 from leet.views import format_uptime
 from widgets.matching import compile_filter
 from widgets.text import clean
+from widgets.ticks import integer_ticks
 from widgets.units import format_value
 
 Line = tuple[str, str]
@@ -176,16 +177,30 @@ def header_parts(snapshot: RunSnapshot) -> tuple[list[tuple[str, str]], list[tup
     if snapshot.lost_bytes:
         right.insert(0, (f"⚠ {snapshot.lost_records:,} records lost to damage · ", "warn"))
     if snapshot.error:
-        right.insert(0, (f"⚠ {snapshot.error} · ", "error"))
+        right.insert(0, (f"⚠ {clean(snapshot.error)} · ", "error"))
+    # A gap between the sides when a narrow terminal cuts the left one short.
+    right[0] = (" " + right[0][0], right[0][1])
     return left, right
 
 
 def step_range(first: float | None, last: float | None) -> tuple[float, float]:
+    """The x range of a step axis: from the first step to a round number at or past the last.
+
+    Rounding up keeps the axis still while a run grows (the chart only gains
+    columns on the right) instead of rescaling on every step.
+    """
     if first is None or last is None:
         return 0.0, 1.0
     if last <= first:
         return first, first + 1
-    return first, last
+    return first, float(integer_ticks(int(first), int(math.ceil(last)), 5)[-1])
+
+
+def time_range(first: float | None, last: float | None) -> tuple[float, float]:
+    """The x range of a wall-clock axis (system metrics of a run): first to last sample."""
+    if first is None or last is None:
+        return 0.0, 1.0
+    return (first, last) if last > first else (first, first + 1)
 
 
 

@@ -1,10 +1,10 @@
-"""Render the monitor on fake hardware to SVG, and to PNG when Chromium is here.
+"""Render the monitor on fake hardware and the run view on a made-up run to SVG, and to PNG when Chromium is here.
 
-    python3 screenshots/make.py [--out DIR] [--scale N] [--no-png]
+    python3 screenshots/make.py [--out DIR] [--scale N] [--no-png] [--only NAME ...]
 
-The app and its data come from ``leet.demo`` (the same fake machine the
-snapshot tests use) and the clock is fake, so the output only changes when
-the app's look does. PNGs are drawn by headless Chromium, which lays out
+The apps and their data come from ``leet.demo`` (the same fake machine and
+run the snapshot tests use) and the clock is fake, so the output only changes
+when the app's look does. PNGs are drawn by headless Chromium, which lays out
 Rich's SVG text correctly (braille included); without Chromium the script
 writes the SVGs and says the PNGs were skipped.
 """
@@ -34,19 +34,21 @@ class Shot:
     gpus: int = 0
     keys: tuple[str, ...] = ()
     caption: str = "leet symon"
+    view: str = "symon"  # or "run": the run view on leet.demo's made-up run
 
 
 SHOTS = (
     Shot("symon", (160, 48)),
     Shot("symon-120x36", (120, 36)),
     Shot("symon-gpus", (160, 48), gpus=2, keys=("backslash", "g", "p", "u", "enter"), caption="leet symon — 2 GPUs"),
+    Shot("run", (160, 48), keys=("4",), caption="leet PATH — a W&B run", view="run"),
 )
 
 
 async def render_svg(shot: Shot) -> str:
-    from leet.demo import make_demo
+    from leet.demo import make_demo, make_run_demo
 
-    app = make_demo(gpus=shot.gpus).app
+    app = make_run_demo().app if shot.view == "run" else make_demo(gpus=shot.gpus).app
     async with app.run_test(size=shot.size) as pilot:
         await pilot.pause()
         if shot.keys:
@@ -102,6 +104,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=HERE, help="output folder (default: screenshots/)")
     parser.add_argument("--scale", type=int, default=1, help="PNG pixels per SVG pixel (default 1)")
     parser.add_argument("--no-png", action="store_true", help="write only the SVGs")
+    parser.add_argument("--only", nargs="+", metavar="NAME", choices=[shot.name for shot in SHOTS], help="render only these shots")
     return parser.parse_args(argv)
 
 
@@ -119,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     svg_paths = []
     for shot in SHOTS:
+        if args.only and shot.name not in args.only:
+            continue
         path = args.out / f"{shot.name}.svg"
         path.write_text(asyncio.run(render_svg(shot)), encoding="utf-8")
         svg_paths.append(path)

@@ -211,7 +211,7 @@ def _label_rows(ticks: Sequence[float], labels: Sequence[str], lo: float, hi: fl
 def _x_labels(view: ChartView, width: int) -> Row:
     t0, t1 = view.x_range
     if view.x_kind == "step":
-        ticks = integer_ticks(t0, t1, max(2, width // 10))
+        ticks = [t for t in integer_ticks(t0, t1, max(2, width // 10)) if t0 <= t <= t1]
         span = (t1 - t0) or 1.0
         labels = format_axis_labels([float(t) for t in ticks], "")
         marks = [(round((t - t0) / span * (width - 1)), label) for t, label in zip(ticks, labels)]

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from leet.catalog import ChartSpec, group
 from leet.keys import RUN_KEYS
 from leet.runsource import RunSnapshot, RunSource
-from leet.runviews import console_lines, header_parts, metric_specs, overview_lines, step_range
+from leet.runviews import console_lines, header_parts, metric_specs, overview_lines, step_range, time_range
 from leet.store import SeriesKey
 from leet.views import chart_view, default_mode, filter_specs, series_keys
 from widgets.chartframe import MODES
@@ -110,7 +110,7 @@ class RunScreen(Screen[None]):
         if not grid.display or not series:
             return
         span = store.time_span(run)
-        self._draw_grid(grid, self._system_specs, run, step_range(*span) if span else (0.0, 1.0), "time")
+        self._draw_grid(grid, self._system_specs, run, time_range(*span) if span else (0.0, 1.0), "time")
 
     def _draw_grid(self, grid: ChartGrid, specs: dict[str, ChartSpec], run: str, x_range: tuple[float, float], x_kind: str) -> None:
         visible = grid.visible()

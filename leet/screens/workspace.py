@@ -12,8 +12,9 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 
 from leet.keys import WORKSPACE_KEYS
-from leet.runsource import RunSource
-from leet.runviews import STATE_STYLE, metric_specs, overlay_view
+from leet.runsource import RunNotFound, RunSource
+from leet.runstate import RunState
+from leet.runviews import STATE_STYLE, metric_specs, overlay_view, step_range
 from leet.screens.run import RunScreen
 from leet.store import SeriesKey
 from leet.workspace import RunEntry, WorkspaceSource
@@ -29,7 +30,8 @@ HINTS = (("h", "help"), ("q", "quit"), ("space", "select"), ("enter", "open"), (
 
 
 def run_row(entry: RunEntry) -> RunRow:
-    state = entry.state.value if entry.exit_code in (None, 0) else f"failed ({entry.exit_code})"
+    # The column is 10 cells: "presumed crashed" would lose the word that matters.
+    state = ("crashed?" if entry.state is RunState.CRASHED else entry.state.value) if entry.exit_code in (None, 0) else f"failed ({entry.exit_code})"
     started = dt.datetime.fromtimestamp(entry.start_time).strftime("%m-%d %H:%M") if entry.start_time else ""
     return RunRow(entry.key, entry.title, entry.run_id, state, STATE_STYLE[entry.state], started, entry.live)
 
@@ -82,8 +84,8 @@ class WorkspaceScreen(Screen[None]):
         self._titles = {entry.key: entry.title for entry in entries}
         shown = [entry for entry in entries if entry_matches(entry, self.filters["runs"])]
         runs = self.query_one(RunList)
-        runs.pattern_note = f"filter: {clean(self.filters['runs'])}" if self.filters["runs"] else ""
-        runs.set_runs([run_row(entry) for entry in shown], self.source.selected())
+        note = f"filter: {clean(self.filters['runs'])}" if self.filters["runs"] else ""
+        runs.set_runs([run_row(entry) for entry in shown], self.source.selected(), note)
         with self.app.batch_update():
             self._draw_metrics()
             self._draw_bars(len(entries))
@@ -113,7 +115,7 @@ class WorkspaceScreen(Screen[None]):
         data = self.source.store.snapshot([SeriesKey(key, chart_id, None) for key, chart_id in wanted])
         for chart_id, widget in visible:
             mode = self._modes.get(chart_id, "line")
-            widget.set_view(overlay_view(chart_id, [(key, title) for key, title, _ in runs], data, (0.0, float(max(1, last_step))), mode))
+            widget.set_view(overlay_view(chart_id, [(key, title) for key, title, _ in runs], data, step_range(0.0, float(last_step)), mode))
 
     def _draw_bars(self, total: int) -> None:
         selected = len(self.source.selected())
@@ -144,7 +146,11 @@ class WorkspaceScreen(Screen[None]):
         if entry is None:
             return
         view_key = f"{entry.key}#open"
-        run = RunSource(entry.file, self.source.store, key=view_key)
+        try:
+            run = RunSource(entry.file, self.source.store, key=view_key)
+        except RunNotFound as error:  # deleted since the last scan
+            self.notify(clean(str(error)), severity="error", timeout=4)
+            return
         run.on_change(self.app._data_changed_from_thread)
         run.start()
 
