@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 from leet.runfile.events import RunExit, RunInfo
 from leet.runfile.reader import BLOCK_SIZE, RunFileError, read_records
 from leet.runfile.records import decode
-from leet.runsource import CRASH_AFTER, RunSource
+from leet.runsource import CRASH_AFTER, RunNotFound, RunSource
 from leet.runstate import RunState
 from leet.store import Store
 
@@ -173,10 +173,12 @@ class WorkspaceSource:
                 self._entries[key] = entry
             changed = True
         with self._lock:
-            for key in set(self._entries) - seen:
+            gone = set(self._entries) - seen
+            for key in gone:
                 del self._entries[key]
-                changed = True
-        return changed
+        for key in gone:
+            self.deselect(key)  # its row is gone: nothing could deselect it later
+        return changed or bool(gone)
 
     def entries(self) -> list[RunEntry]:
         """Newest first (by start time, then directory name)."""
@@ -200,7 +202,10 @@ class WorkspaceSource:
             entry = self._entries.get(key)
         if found is not None or entry is None:
             return found
-        source = RunSource(entry.file, self.store, key=key)
+        try:
+            source = RunSource(entry.file, self.store, key=key)
+        except RunNotFound:  # deleted since the last scan: the next one drops it
+            return None
         source.on_change(self._notify)
         with self._lock:
             self._sources[key] = source

@@ -66,11 +66,12 @@ class RunList(StyledLines, can_focus=True):
         self._top = 0
         self.pattern_note = ""
 
-    def set_runs(self, rows: Sequence[RunRow], selected: Sequence[str]) -> None:
+    def set_runs(self, rows: Sequence[RunRow], selected: Sequence[str], note: str = "") -> None:
+        """The rows to list, the selected keys in selection order, and a note for the title (the filter)."""
         rows, selected = list(rows), list(selected)
-        if rows == self._runs and selected == self._selected:
+        if rows == self._runs and selected == self._selected and note == self.pattern_note:
             return
-        self._runs, self._selected = rows, selected
+        self._runs, self._selected, self.pattern_note = rows, selected, note
         if self._cursor_key not in {row.key for row in rows}:
             self._cursor_key = rows[0].key if rows else None
         self.relayout()

@@ -1,0 +1,269 @@
+"""The workspace view on a made-up folder of runs: the same on every machine.
+
+Snapshots and screenshots build it here. ``DemoWorkspace`` reads like a
+``WorkspaceSource``: a fixed list of runs in every state, and a selection
+that folds each run's synthetic history into the store at once; no files,
+no threads, a fixed clock. Start times are shown in local time; callers
+that need identical output everywhere set ``TZ=UTC``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Callable, Iterator, Sequence
+
+from collectors.fake import DEFAULT_START, FakeClock
+from leet.app import LeetApp
+from leet.config import Config
+from leet.runfile.events import HistoryRow, RunExit, RunInfo, SummaryUpdate
+from leet.runsource import CRASH_AFTER, RunSnapshot
+from leet.runstate import RunModel, RunState
+from leet.store import Store
+from leet.workspace import RunEntry
+
+DEMO_THEME = "textual-dark"
+DEMO_PROJECT = "cifar10-resnet"
+SECONDS_PER_STEP = 12.0
+PLANNED_STEPS = 300
+EVAL_EVERY = 25
+
+
+class ShownPath(PurePosixPath):
+    """A path that is only shown: the demo folder exists nowhere, so it resolves to itself."""
+
+    def resolve(self, strict: bool = False) -> ShownPath:
+        return self
+
+
+DEMO_ROOT = ShownPath("/home/ada/cifar10/wandb")
+
+
+@dataclass(frozen=True)
+class DemoRunSpec:
+    """One made-up run: who it is, how far it got, and how it ended."""
+
+    run_id: str
+    name: str
+    group: str
+    lr: float
+    steps: int  # steps logged
+    hours_ago: float  # when it started, before the demo's now
+    state: RunState
+    exit_code: int | None = None
+
+
+DEMO_RUNS: tuple[DemoRunSpec, ...] = (
+    DemoRunSpec("q7m2x9ka", "resnet50-adamw-lr5e-4", "sweep-lr", 5e-4, 180, 0.65, RunState.RUNNING),
+    DemoRunSpec("k3v9x2q7", "resnet50-adamw-lr3e-4", "sweep-lr", 3e-4, 300, 2.5, RunState.FINISHED, 0),
+    DemoRunSpec("p4d8w1zn", "vit-s16-adamw-lr3e-4", "vit-baseline", 3e-4, 95, 4.0, RunState.CRASHED),
+    DemoRunSpec("b6t3r8yc", "resnet50-adamw-lr1e-2", "sweep-lr", 1e-2, 60, 6.0, RunState.FAILED, 1),
+    DemoRunSpec("h2n5c7ve", "resnet50-adamw-lr1e-3", "sweep-lr", 1e-3, 300, 8.5, RunState.FINISHED, 0),
+    DemoRunSpec("f9j4s6ud", "resnet50-adamw-lr1e-4", "sweep-lr", 1e-4, 300, 11.0, RunState.FINISHED, 0),
+)
+DEMO_SELECTED = ("q7m2x9ka", "k3v9x2q7")  # the running run and the best finished one
+
+
+class DemoRun:
+    """One run's events folded into a ``RunModel``, with the reading side of ``RunSource``."""
+
+    def __init__(self, key: str, spec: DemoRunSpec, start: float, now: float, *, clock: Callable[[], float]) -> None:
+        self.key = key
+        self.spec = spec
+        self._clock = clock
+        self.history: dict[str, tuple[list[float], list[float]]] = {}
+        self.model = RunModel(loaded=True)
+        for event in run_events(spec, start):
+            if isinstance(event, HistoryRow):
+                for name, value in event.values.items():
+                    steps, values = self.history.setdefault(name, ([], []))
+                    steps.append(float(event.step))
+                    values.append(value)
+            self.model.apply(event)
+        self.end = start + spec.steps * SECONDS_PER_STEP
+        # A running run wrote a moment ago; a crashed one went quiet at its last step.
+        self.model.last_growth = now - 5.0 if spec.state is RunState.RUNNING else self.end
+        self.file_size = 4096 + 310 * spec.steps
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        pass
+
+    def start(self) -> None:
+        pass
+
+    def stop(self, timeout: float = 1.0) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def snapshot(self, console_lines: int = 2000) -> RunSnapshot:
+        model = self.model
+        return RunSnapshot(
+            run_key=self.key,
+            state=model.state(self._clock(), CRASH_AFTER),
+            info=model.info,
+            config=dict(model.config),
+            summary=dict(model.summary),
+            environments=(),
+            console=(),
+            last_step=model.last_step,
+            history_keys=tuple(sorted(model.history_keys)),
+            records=model.records,
+            bytes_read=self.file_size,
+            file_size=self.file_size,
+            lost_bytes=0,
+            lost_records=0,
+            exit_code=model.exit.exit_code if model.exit is not None else None,
+            run_id=self.spec.run_id,
+        )
+
+
+class DemoWorkspace:
+    """A folder of made-up runs with the reading side of ``WorkspaceSource``."""
+
+    def __init__(self, specs: Sequence[DemoRunSpec], store: Store, *, clock: Callable[[], float], root: PurePosixPath = DEMO_ROOT) -> None:
+        self.root = root
+        self.store = store
+        self._listeners: list[Callable[[], None]] = []
+        self._runs: dict[str, DemoRun] = {}
+        self._entries: list[RunEntry] = []
+        self._selected: list[str] = []
+        now = clock()
+        for spec in specs:
+            start = now - spec.hours_ago * 3600
+            key = f"offline-run-{dt.datetime.fromtimestamp(start, dt.timezone.utc):%Y%m%d_%H%M%S}-{spec.run_id}"
+            run = DemoRun(key, spec, start, now, clock=clock)
+            self._runs[key] = run
+            self._entries.append(_entry(run, root / key, start))
+        self._entries.sort(key=lambda entry: (entry.start_time, entry.key), reverse=True)
+
+    def key_of(self, run_id: str) -> str:
+        return next(key for key, run in self._runs.items() if run.spec.run_id == run_id)
+
+    def refresh(self) -> bool:
+        return False
+
+    def entries(self) -> list[RunEntry]:
+        return list(self._entries)
+
+    def selected(self) -> list[str]:
+        return list(self._selected)
+
+    def source(self, key: str) -> DemoRun | None:
+        return self._runs[key] if key in self._selected else None
+
+    def select(self, key: str) -> DemoRun | None:
+        run = self._runs.get(key)
+        if run is None or key in self._selected:
+            return self.source(key)
+        self.store.extend_many(key, run.history)
+        self._selected.append(key)
+        self._notify()
+        return run
+
+    def deselect(self, key: str) -> None:
+        if key in self._selected:
+            self._selected.remove(key)
+            self.store.drop_run(key)
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def _notify(self) -> None:
+        for listener in self._listeners:
+            listener()
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def _entry(run: DemoRun, directory: PurePosixPath, start: float) -> RunEntry:
+    spec = run.spec
+    return RunEntry(
+        key=run.key,
+        directory=directory,  # type: ignore[arg-type]  # shown, never opened
+        file=directory / f"run-{spec.run_id}.wandb",  # type: ignore[arg-type]
+        run_id=spec.run_id,
+        name=spec.name,
+        project=DEMO_PROJECT,
+        group=spec.group,
+        job_type="train",
+        start_time=start,
+        state=spec.state,
+        exit_code=spec.exit_code,
+        size=run.file_size,
+        mtime=run.model.last_growth,
+    )
+
+
+@dataclass
+class WorkspaceDemo:
+    app: LeetApp
+    source: DemoWorkspace
+
+
+def make_workspace_demo(
+    *,
+    specs: Sequence[DemoRunSpec] = DEMO_RUNS,
+    selected: Sequence[str] = DEMO_SELECTED,
+    theme: str = DEMO_THEME,
+    now: float = DEFAULT_START,
+) -> WorkspaceDemo:
+    """The workspace view over ``specs`` at ``now``, with the runs ``selected`` (run ids) overlaid in that order."""
+    from leet.screens.workspace import WorkspaceScreen
+
+    clock = FakeClock(now)
+    source = DemoWorkspace(specs, Store(), clock=clock)
+    for run_id in selected:
+        source.select(source.key_of(run_id))
+    app = LeetApp(source, Config(theme=theme), clock=clock, live=False, screen=lambda: WorkspaceScreen(source, clock=clock))
+    return WorkspaceDemo(app, source)
+
+
+# -- the made-up history --------------------------------------------------------
+
+
+def run_events(spec: DemoRunSpec, start: float) -> Iterator[Any]:
+    """What the run's file would hold: identity, one history row a step, the summary, the exit."""
+    config = {"model": {"arch": spec.name.split("-")[0]}, "optimizer": "adamw", "lr": spec.lr, "batch_size": 256}
+    yield RunInfo(
+        run_id=spec.run_id, entity="leet", project=DEMO_PROJECT, display_name=spec.name, group=spec.group,
+        job_type="train", host="gpu-node-07", start_time=start, config=config,
+    )
+    values: dict[str, float] = {}
+    for step in range(spec.steps):
+        values = metrics(spec, step)
+        yield HistoryRow(step, values, start + step * SECONDS_PER_STEP, step * SECONDS_PER_STEP)
+    runtime = spec.steps * SECONDS_PER_STEP
+    yield SummaryUpdate({**values, "_step": spec.steps - 1, "_runtime": runtime})
+    if spec.exit_code is not None:
+        yield RunExit(exit_code=spec.exit_code, runtime=runtime)
+
+
+def metrics(spec: DemoRunSpec, step: int) -> dict[str, float]:
+    """Smooth curves whose speed and floor depend on the learning rate; a failed run diverges."""
+    progress = step / (PLANNED_STEPS - 1)
+    distance = abs(math.log10(spec.lr / 3e-4))  # best near 3e-4: slower below it, noisier above it
+    speed = 4.5 - 1.6 * distance
+    seed = sum(map(ord, spec.run_id)) % 17
+    wobble = (0.03 + 0.03 * distance) * math.sin(step * 0.9 + seed) + 0.015 * math.sin(step * 2.3 + seed)
+    diverged = 0.04 * math.exp((step - 35) / 6.0) if spec.state is RunState.FAILED and step > 35 else 0.0
+    loss = 2.3 * math.exp(-speed * progress) + 0.18 + 0.12 * distance + wobble + diverged
+    acc = 0.96 - 0.1 * distance - 0.86 * math.exp(-1.2 * speed * progress) + wobble / 4 - diverged / 5
+    warmup = min(1.0, (step + 1) / 20)
+    values = {
+        "loss": loss,
+        "acc": max(0.1, min(0.99, acc)),
+        "lr": spec.lr * warmup * 0.5 * (1 + math.cos(math.pi * progress)),
+        "grad_norm": 3.5 * math.exp(-3.0 * progress) + 0.5 + 0.25 * abs(math.sin(step * 0.7 + seed)) + 2 * diverged,
+    }
+    if step % EVAL_EVERY == EVAL_EVERY - 1:
+        values["val/loss"] = loss * 1.08 + 0.05
+        values["val/acc"] = values["acc"] - 0.02
+    return values
