@@ -11,6 +11,9 @@ those literals; strings, booleans, lists and media objects are left out, and
 nested objects are flattened into dotted keys. Summary and config values are
 decoded whole with ``json.loads``.
 
+History and summary records, the bulk of a long run, take the fast paths of
+``bulk`` where they can, with the same results.
+
 Damage never raises: a payload that does not parse becomes a ``DataLoss``
 event, and bytes the framing layer skipped become one too, with the number
 of records lost taken from the gap in ``Record.num`` when a record follows.
@@ -24,6 +27,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
+from leet.runfile import bulk
 from leet.runfile import wandb_records_pb2 as pb
 from leet.runfile.events import (
     ConfigUpdate,
@@ -379,42 +383,144 @@ class _HeldLoss:
     damaged: int
 
 
-class _EventStream:
+_NO_STOP = 1 << 62
+_REPEAT_MAX_BYTES = 128
+_REPEAT_MAX_ENTRIES = 4096
+
+
+class SummaryDecoder:
+    """Summary records by the cheapest way that gives the per-item result.
+
+    ``fast()`` answers from the payload alone when it can: the names and JSON
+    texts of a record that only sets plain names (``bulk``), or a small record
+    seen before (a long run repeats the same few runtime ticks thousands of
+    times). ``slow()`` converts a parsed record, remembering the small ones.
+    """
+
+    def __init__(self) -> None:
+        self._repeats: dict[bytes, SummaryUpdate] = {}
+
+    def fast(self, payload: bytes, body_at: int) -> tuple[list[str], list[str]] | SummaryUpdate | None:
+        """For a payload that ``bulk.peek`` found to be a summary whose field starts at ``body_at``."""
+        if len(payload) - body_at <= _REPEAT_MAX_BYTES:
+            known = self._repeats.get(payload[body_at:])
+            if known is not None:
+                return known
+        return bulk.summary_texts(payload)
+
+    def slow(self, record: Any, body: bytes | None = None) -> SummaryUpdate:
+        """``record``'s summary with values as ``RawJSON``; ``body``: its payload from the summary field on, if peeked."""
+        if body is None or len(body) > _REPEAT_MAX_BYTES:
+            return _summary_raw(record.summary)
+        known = self._repeats.get(body)
+        if known is None:
+            if len(self._repeats) >= _REPEAT_MAX_ENTRIES:
+                self._repeats.clear()
+            known = self._repeats[body] = _summary_raw(record.summary)
+        return known
+
+
+class _SummaryFold:
+    """Summary updates of one batch merged into one event, for a reader that only keeps the latest summary.
+
+    Values stay JSON text. A removal cannot be merged (it also drops what was set
+    before it), so it ends the merged run: the run goes out first, then the removal.
+    """
+
+    def __init__(self) -> None:
+        self.update: dict[str, str] = {}
+        self.count = 0
+        self.offset = 0
+        self.num = 0
+
+    def take_texts(self, offset: int, num: int, texts: tuple[list[str], list[str]]) -> None:
+        self.update.update(zip(*texts))
+        self._took(offset, num)
+
+    def take(self, offset: int, num: int, event: SummaryUpdate) -> bool:
+        if event.remove:
+            return False
+        self.update.update(event.update)
+        self._took(offset, num)
+        return True
+
+    def _took(self, offset: int, num: int) -> None:
+        self.count += 1
+        self.offset, self.num = offset, num
+
+    def flush(self, out: list[Decoded], stream: EventStream) -> None:
+        if not self.count:
+            return
+        update = {name: RawJSON(text) for name, text in self.update.items()}
+        out.append(Decoded(self.offset, "summary", self.num, SummaryUpdate(update=update)))
+        stream.folded += self.count - 1
+        self.update, self.count = {}, 0
+
+
+class EventStream:
     """Decodes batches of records into ``Decoded`` items, turning skipped bytes into DataLoss events.
 
     A loss is held until the next record, whose ``Record.num`` tells how many records it cost.
+    History and summary records take the fast paths of ``bulk`` when they can;
+    records of skipped kinds are counted from their first bytes, unparsed.
     """
 
-    def __init__(self, skip: Iterable[str] = (), history_values: bool = True, lazy_summary: bool = False) -> None:
+    def __init__(
+        self, skip: Iterable[str] = (), history_values: bool = True, lazy_summary: bool = False, fold_summary: bool = False
+    ) -> None:
         self.skip = frozenset(skip)
         self.converters = _CONVERTERS if history_values else {**_CONVERTERS, "history": _history_step}
-        if lazy_summary:
+        self.fast_history = bulk.history_row if history_values else bulk.history_step
+        self.fold_summary = fold_summary
+        self.lazy_summary = lazy_summary or fold_summary
+        if self.lazy_summary:
             self.converters = {**self.converters, "summary": _summary_raw}
         self.last_num = 0
         self.lost_bytes = 0
         self.lost_records = 0
         self.undecodable = 0
         self.records = 0
+        self.folded = 0  # summary records merged into another's event (fold_summary)
         self.uncounted_losses = 0  # losses with no record after them to tell how many records they took
+        self.stop_at = _NO_STOP  # records from here on are not read (see EventReader.stop_before)
+        self.stopped_at: int | None = None  # where the first record at or past ``stop_at`` starts, once seen
+        self.summaries = SummaryDecoder()
 
     def feed(self, batch: Chunked) -> list[Decoded]:
         out: list[Decoded] = []
-        losses = sorted(batch.lost_regions)
+        stop = self.stop_at
+        # Damage up to the first record past the stop is this reader's to report; after it, not.
+        losses = sorted(region for region in batch.lost_regions if self.stopped_at is None or region.start < self.stopped_at)
         held: _HeldLoss | None = None
         next_loss = 0
         damaged = batch.lost_damaged  # records cut short: the count to report when Record.num cannot tell
         skip = self.skip
-        converters = self.converters
+        peek = bulk.peek
+        fold = _SummaryFold() if self.fold_summary else None
         for offset, payload in batch.records:
             while next_loss < len(losses) and losses[next_loss].start < offset:
                 held = self._hold(held, losses[next_loss], damaged)
                 damaged = 0
                 next_loss += 1
-            record = parse(payload)
-            if record is None:
-                self._lose_undecodable(out, offset, len(payload), "record does not parse")
-                continue
-            num = record.num
+            if offset >= stop:
+                held = self._stop(out, offset, payload, held)
+                break
+            record = event = texts = None
+            body_at = 0
+            peeked = peek(payload)
+            if peeked is not None:
+                num, kind, body_at = peeked
+                if kind not in skip:
+                    event, texts = self._fast(payload, kind, body_at)
+                    if event is None and texts is None:
+                        peeked = None
+            if peeked is None:
+                record = parse(payload)
+                if record is None:
+                    self._lose_undecodable(out, offset, len(payload), "record does not parse")
+                    continue
+                num = record.num
+                kind = record.WhichOneof("record_type")
             if held is not None:
                 gap = num - self.last_num - 1 if num and self.last_num else None
                 self._emit_loss(out, held, gap)
@@ -422,27 +528,68 @@ class _EventStream:
             if num:
                 self.last_num = num
             self.records += 1
-            kind = record.WhichOneof("record_type")
             if kind in skip:
                 continue
-            try:
-                if kind is None:
-                    event: Event = OtherRecord("unknown")
-                    kind = "unknown"
-                else:
-                    body = getattr(record, kind)
-                    converter = converters.get(kind)
-                    event = converter(body) if converter is not None else _other(kind, body)
-            except Exception as error:  # a value the converters did not foresee: lose the record, not the run
-                self._lose_undecodable(out, offset, len(payload), f"{kind} record not understood: {error}")
+            if texts is not None:
+                fold.take_texts(offset, num, texts)  # type: ignore[union-attr]  (texts only come with a fold)
                 continue
+            if event is None:
+                try:
+                    if kind is None:
+                        event = OtherRecord("unknown")
+                        kind = "unknown"
+                    elif kind == "summary" and self.lazy_summary:
+                        event = self.summaries.slow(record, payload[body_at:] if body_at else None)
+                    else:
+                        body_message = getattr(record, kind)
+                        converter = self.converters.get(kind)
+                        event = converter(body_message) if converter is not None else _other(kind, body_message)
+                except Exception as error:  # a value the converters did not foresee: lose the record, not the run
+                    self._lose_undecodable(out, offset, len(payload), f"{kind} record not understood: {error}")
+                    continue
+            if fold is not None and kind == "summary":
+                if fold.take(offset, num, event):
+                    continue
+                fold.flush(out, self)  # a removal: what came before it goes first
             out.append(Decoded(offset, kind, num, event))
         for region in losses[next_loss:]:
+            if self.stopped_at is not None and region.start >= self.stopped_at:
+                break
             held = self._hold(held, region, damaged)
             damaged = 0
+        if fold is not None:
+            fold.flush(out, self)
         if held is not None:
             self._emit_loss(out, held, None)
         return out
+
+    def _stop(self, out: list[Decoded], offset: int, payload: bytes, held: _HeldLoss | None) -> _HeldLoss | None:
+        """The first record at or past ``stop_at``: remember where it starts; its number still counts a held loss."""
+        if self.stopped_at is None:
+            self.stopped_at = offset
+        if held is None:
+            return None
+        peeked = bulk.peek(payload)
+        record = parse(payload) if peeked is None else None
+        num = peeked[0] if peeked is not None else record.num if record is not None else 0
+        if not num:
+            return held  # it does not say: the loss goes out uncounted
+        self._emit_loss(out, held, num - self.last_num - 1 if self.last_num else None)
+        return None
+
+    def _fast(self, payload: bytes, kind: str, body_at: int) -> tuple[Event | None, tuple[list[str], list[str]] | None]:
+        """(event, None), or (None, summary names and texts) for a fold, or (None, None): take the slow path."""
+        if kind == "history":
+            return self.fast_history(payload), None
+        if kind == "summary" and self.lazy_summary:
+            found = self.summaries.fast(payload, body_at)
+            if found is None or isinstance(found, SummaryUpdate):
+                return found, None
+            if self.fold_summary:
+                return None, found
+            names, texts = found
+            return SummaryUpdate(update=dict(zip(names, map(RawJSON, texts)))), None
+        return None, None
 
     def _hold(self, held: _HeldLoss | None, region: LostRegion, damaged: int) -> _HeldLoss:
         self.lost_bytes += region.size
@@ -474,14 +621,14 @@ def iter_decoded(path: str | os.PathLike[str], start: int = 0, skip: Iterable[st
     Kinds in ``skip`` (e.g. ``{"summary"}``, the bulk of a long run) are passed over
     without converting their values.
     """
-    stream = _EventStream(skip)
+    stream = EventStream(skip)
     for batch in iter_batches(path, start):
         yield from stream.feed(batch)
 
 
 def iter_events(path: str | os.PathLike[str], start: int = 0, skip: Iterable[str] = ()) -> Iterator[Event]:
     """Every event of a file from ``start``: the fast path for loading a finished or growing run."""
-    stream = _EventStream(skip)
+    stream = EventStream(skip)
     for batch in iter_batches(path, start):
         for item in stream.feed(batch):
             yield item.event
@@ -495,6 +642,8 @@ class EventBatch:
     torn: bool = False
     at_eof: bool = True
     resume_at: int = 0
+    # Summary records merged into another's event (``fold_summary``): each still counts as a record.
+    folded: int = 0
 
     @property
     def events(self) -> list[Event]:
@@ -505,10 +654,15 @@ class EventReader:
     """Events of a run file that may still be growing; each ``poll()`` returns what is new.
 
     Counters (``lost_bytes``, ``lost_records``, ``undecodable``, ``uncounted_losses``, ``records``)
-    add up over all polls. ``skip``: record kinds to pass over unconverted.
+    add up over all polls. ``skip``: record kinds to pass over unconverted (unparsed too,
+    when their first bytes tell their kind: such a record is counted, not checked).
     ``history_values=False``: history rows carry only their step (much cheaper).
     ``live``: see ``RecordReader`` (damage in the block being written is re-checked once).
     ``lazy_summary``: summary values stay ``RawJSON`` text until shown (much cheaper).
+    ``fold_summary`` (implies ``lazy_summary``): the summary updates of one poll come
+    merged into one event after the poll's other events (a removal is kept apart,
+    with what came before it merged ahead of it); for a reader that only keeps
+    the latest summary, it saves an event per summary record.
     """
 
     def __init__(
@@ -519,14 +673,45 @@ class EventReader:
         live: bool = True,
         history_values: bool = True,
         lazy_summary: bool = False,
+        fold_summary: bool = False,
     ) -> None:
         self.path = path
         self._records = RecordReader(path, start, live)
-        self._stream = _EventStream(skip, history_values, lazy_summary)
+        self._stream = EventStream(skip, history_values, lazy_summary, fold_summary)
 
     def poll(self, max_records: int | None = None) -> EventBatch:
         batch = self._records.poll(max_records)
-        return EventBatch(self._stream.feed(batch), batch.torn, batch.at_eof, batch.resume_at)
+        folded = self._stream.folded
+        items = self._stream.feed(batch)
+        return EventBatch(items, batch.torn, batch.at_eof, batch.resume_at, self._stream.folded - folded)
+
+    def stop_before(self, offset: int | None) -> None:
+        """Read no record that starts at or past ``offset`` (None: no limit), e.g. where a
+        part someone else reads begins; ``stopped_at`` then says where that record starts.
+        Damage found past it is not reported either."""
+        self._stream.stop_at = _NO_STOP if offset is None else offset
+
+    @property
+    def stopped_at(self) -> int | None:
+        """Where the first record at or past the ``stop_before`` offset starts, once a poll has seen it."""
+        return self._stream.stopped_at
+
+    def resume(self, offset: int, last_num: int | None = None) -> None:
+        """Go on reading at ``offset``, a record's start (past a part someone else read),
+        with no limit. ``last_num``: the ``Record.num`` last read before it, so that a loss
+        just after it can still be counted. The counters go on adding up."""
+        live = self._records.live
+        self._records.close()
+        self._records = RecordReader(self.path, offset, live)
+        self._stream.stop_at = _NO_STOP
+        self._stream.stopped_at = None
+        if last_num is not None:
+            self._stream.last_num = last_num
+
+    @property
+    def last_num(self) -> int:
+        """The ``Record.num`` of the last record read (0 before any)."""
+        return self._stream.last_num
 
     @property
     def offset(self) -> int:
