@@ -85,6 +85,12 @@ class LeetApp(App[None]):
         if self._live:
             self.source.start()
 
+    def on_ready(self) -> None:
+        # First frame drawn: a source holding back its bulk work can go on.
+        ready = getattr(self.source, "ui_ready", None)
+        if ready is not None:
+            ready()
+
     def _data_changed_from_thread(self) -> None:
         # Runs on a source's thread: post, never touch widgets here.
         if self.is_running:

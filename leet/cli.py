@@ -153,7 +153,9 @@ def run_file(path: str, args: Sequence[str]) -> int:
     except (ConfigError, RunNotFound) as error:
         print(f"leet: {error}", file=sys.stderr)
         return 2
-    source.start()  # load while Textual imports
+    if make_screen == "run":
+        source.hold_after_first_batch()  # the rest loads once the first frame is up
+    source.start()
     from leet.app import LeetApp
 
     if make_screen == "workspace":

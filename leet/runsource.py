@@ -35,6 +35,7 @@ SPLIT_GRACE = 5.0  # seconds the loader waits for a child's next batch before it
 # would take the CPU the app needs for its first charts (measured: 1.5 s to the first
 # chart instead of 2.3 with a 0.3 s delay); on an idle one the loader reads meanwhile.
 SPLIT_DELAY = 1.0
+UI_WAIT = 3.0  # the longest a loader holds back for the first frame
 
 _RUN_FILE = re.compile(r"run-(?P<id>[^.]+)\.wandb$")
 
@@ -118,6 +119,8 @@ class RunSource:
         self._file_size = 0
         self._size_known = False
         self._listeners: list[Callable[[], None]] = []
+        self._ui_ready = threading.Event()
+        self._ui_ready.set()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._polls = 0
@@ -322,6 +325,18 @@ class RunSource:
         return True
 
     # -- the worker --------------------------------------------------------------
+    def hold_after_first_batch(self) -> None:
+        """Read one small batch, then wait for ``ui_ready()`` (at most ``UI_WAIT`` seconds).
+
+        Loading a big file is CPU work that competes with the UI's own start
+        (Python runs one thread at a time): holding back until the first frame
+        is drawn puts the first charts on screen sooner.
+        """
+        self._ui_ready.clear()
+
+    def ui_ready(self) -> None:
+        self._ui_ready.set()
+
     def start(self) -> None:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="leet-run", daemon=True)
@@ -340,6 +355,9 @@ class RunSource:
         told_at: float | None = None
         while not self._stop.is_set():
             changed = self.step()
+            if self._polls == 1 and not self._ui_ready.is_set():
+                self._notify()
+                self._ui_ready.wait(UI_WAIT)
             unshown = unshown or changed
             now = time.monotonic()
             # While the first read goes on, a redraw per batch would take the
