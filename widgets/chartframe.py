@@ -106,7 +106,7 @@ def _top_border(view: ChartView, width: int, focused: bool) -> Row:
     if value_part:
         row.append((value_part, "value"))
     row.append(("╮", frame))
-    return _trim(row, width)
+    return trim_row(row, width)
 
 
 def _legend(view: ChartView, width: int) -> Row:
@@ -145,10 +145,10 @@ def _bottom_border(view: ChartView, width: int, focused: bool) -> Row:
     if mode:
         row.append((mode, "warn"))
     row.append(("─╯", frame))
-    return _trim(row, width)
+    return trim_row(row, width)
 
 
-def _trim(row: Row, width: int) -> Row:
+def trim_row(row: Row, width: int) -> Row:
     """Cut or pad a row to exactly ``width`` cells."""
     out: Row = []
     used = 0
@@ -295,7 +295,7 @@ def _body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:
         body.append([(text, "label"), (axis, "axis"), *plot[r]])
     if show_x:
         body.append([(" " * (label_w + 1), "empty"), *_x_labels(view, plot_w)])
-    return [_trim(row, width) for row in body]
+    return [trim_row(row, width) for row in body]
 
 
 def _empty_body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:
@@ -303,7 +303,7 @@ def _empty_body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[
     note = fit(view.empty_note, width)
     middle = plot_h // 2
     pad = (width - len(note)) // 2
-    rows[middle] = _trim([(" " * pad, "empty"), (note, "muted")], width)
+    rows[middle] = trim_row([(" " * pad, "empty"), (note, "muted")], width)
     return rows
 
 

@@ -10,12 +10,24 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
+from textual.binding import Binding
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
 from widgets.chartframe import Row, changed_span
 from widgets.palette import chart_styles
+
+
+# Keys every list-like pane answers the same way: actions cursor(±1), page(±1), jump(0 | -1).
+LIST_BINDINGS = [
+    Binding("up,w", "cursor(-1)", "Up", show=False),
+    Binding("down,s", "cursor(1)", "Down", show=False),
+    Binding("pageup,N", "page(-1)", "Page up", show=False),
+    Binding("pagedown,n", "page(1)", "Page down", show=False),
+    Binding("home", "jump(0)", "First", show=False),
+    Binding("end", "jump(-1)", "Last", show=False),
+]
 
 
 def dirty_regions(spans: list[tuple[int, int, int]]) -> list[Region]:

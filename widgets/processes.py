@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from textual.binding import Binding
-
 from widgets.chartframe import Row, fit
-from widgets.lines import StyledLines
+from widgets.lines import LIST_BINDINGS, StyledLines
 from widgets.matching import compile_filter
 from widgets.text import clean
 from widgets.units import format_value
@@ -63,14 +61,7 @@ class ProcessTable(StyledLines, can_focus=True):
     }
     """
 
-    BINDINGS = [
-        Binding("up,w", "cursor(-1)", "Up", show=False),
-        Binding("down,s", "cursor(1)", "Down", show=False),
-        Binding("pageup,N", "page(-1)", "Page up", show=False),
-        Binding("pagedown,n", "page(1)", "Page down", show=False),
-        Binding("home", "jump(0)", "First", show=False),
-        Binding("end", "jump(-1)", "Last", show=False),
-    ]
+    BINDINGS = LIST_BINDINGS
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

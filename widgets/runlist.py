@@ -12,8 +12,8 @@ from typing import Sequence
 from textual.binding import Binding
 from textual.message import Message
 
-from widgets.chartframe import Row, fit
-from widgets.lines import StyledLines
+from widgets.chartframe import Row, fit, trim_row
+from widgets.lines import LIST_BINDINGS, StyledLines
 from widgets.palette import series_key
 from widgets.text import clean
 
@@ -38,12 +38,7 @@ class RunList(StyledLines, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("up,w", "cursor(-1)", "Up", show=False),
-        Binding("down,s", "cursor(1)", "Down", show=False),
-        Binding("pageup,N", "page(-1)", "Page up", show=False),
-        Binding("pagedown,n", "page(1)", "Page down", show=False),
-        Binding("home", "jump(0)", "First", show=False),
-        Binding("end", "jump(-1)", "Last", show=False),
+        *LIST_BINDINGS,
         Binding("space", "toggle", "Select", show=False),
         Binding("enter", "open", "Open", show=False),
     ]
@@ -144,14 +139,5 @@ class RunList(StyledLines, can_focus=True):
         used = sum(len(text) for text, _ in row)
         if used < width:
             row.append((" " * (width - used), text_style))
-        return _cut(row, width)
+        return trim_row(row, width)
 
-
-def _cut(row: Row, width: int) -> Row:
-    out: Row = []
-    used = 0
-    for text, style in row:
-        text = text[: max(0, width - used)]
-        out.append((text, style))
-        used += len(text)
-    return out

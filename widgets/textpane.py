@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from textual.binding import Binding
-
 from widgets.chartframe import Row, fit
-from widgets.lines import StyledLines
+from widgets.lines import LIST_BINDINGS, StyledLines
 from widgets.text import clean
 
 Line = tuple[str, str]  # (text, style key); the text may be untrusted
@@ -28,14 +26,7 @@ class TextPane(StyledLines, can_focus=True):
     }
     """
 
-    BINDINGS = [
-        Binding("up,w", "scroll_by(-1)", "Up", show=False),
-        Binding("down,s", "scroll_by(1)", "Down", show=False),
-        Binding("pageup,N", "scroll_page(-1)", "Page up", show=False),
-        Binding("pagedown,n", "scroll_page(1)", "Page down", show=False),
-        Binding("home", "scroll_to_start", "Top", show=False),
-        Binding("end", "scroll_to_end", "Bottom", show=False),
-    ]
+    BINDINGS = LIST_BINDINGS
 
     def __init__(self, title: str = "", *, follow: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -64,17 +55,14 @@ class TextPane(StyledLines, can_focus=True):
     def _max_top(self) -> int:
         return max(0, len(self._lines) - self._body_height())
 
-    def action_scroll_by(self, delta: int) -> None:
+    def action_cursor(self, delta: int) -> None:
         self._scroll_to(self._top + delta)
 
-    def action_scroll_page(self, delta: int) -> None:
+    def action_page(self, delta: int) -> None:
         self._scroll_to(self._top + delta * self._body_height())
 
-    def action_scroll_to_start(self) -> None:
-        self._scroll_to(0)
-
-    def action_scroll_to_end(self) -> None:
-        self._scroll_to(self._max_top())
+    def action_jump(self, where: int) -> None:
+        self._scroll_to(0 if where == 0 else self._max_top())
 
     def _scroll_to(self, top: int) -> None:
         self._top = max(0, min(top, self._max_top()))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from widgets.chartframe import Row, fit
+from widgets.chartframe import Row, fit, trim_row
 from widgets.lines import StyledLines
 from widgets.text import clean
 
@@ -73,20 +73,8 @@ def vitals_rows(model: VitalsModel, width: int, height: int) -> list[Row]:
     for note in model.notes:
         rows.append([(fit("⚠ " + clean(note), width), "warn")])
     rows = rows[:height]
-    return [_pad(row, width) for row in rows] + [[(" " * width, "empty")] for _ in range(height - len(rows))]
+    return [trim_row(row, width) for row in rows] + [[(" " * width, "empty")] for _ in range(height - len(rows))]
 
-
-def _pad(row: Row, width: int) -> Row:
-    used = sum(len(text) for text, _ in row)
-    if used > width:
-        out: Row = []
-        used = 0
-        for text, style in row:
-            text = text[: max(0, width - used)]
-            out.append((text, style))
-            used += len(text)
-        return out
-    return row + [(" " * (width - used), "empty")]
 
 
 class Vitals(StyledLines):

@@ -14,11 +14,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
+from leet.screens.gridkeys import GridActions
+
 from leet.catalog import ChartSpec, group
 from leet.keys import RUN_KEYS
 from leet.runsource import RunSnapshot, RunSource
 from leet.runviews import console_lines, header_parts, metric_specs, overview_lines, step_range, time_range
-from leet.store import SeriesKey
 from leet.views import chart_view, default_mode, filter_specs, series_keys
 from widgets.chartframe import MODES
 from widgets.filterbar import FilterBar
@@ -36,7 +37,7 @@ PROMPTS = {
 }
 
 
-class RunScreen(Screen[None]):
+class RunScreen(GridActions, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in RUN_KEYS]
     AUTO_FOCUS = ""
 
@@ -179,6 +180,9 @@ class RunScreen(Screen[None]):
         else:
             self.query_one(f"#{name}").focus()
 
+    def active_grid(self) -> ChartGrid:
+        return self._focused_grid()
+
     # -- actions -----------------------------------------------------------------
     def action_help(self) -> None:
         from leet.screens.help import HelpScreen
@@ -209,17 +213,6 @@ class RunScreen(Screen[None]):
         if pane.display and self._snapshot is not None:
             self.call_after_refresh(self.update_view)
 
-    def action_move(self, dx: int, dy: int) -> None:
-        self._focused_grid().move_focus(dx, dy)
-
-    def action_page(self, step: int) -> None:
-        grid = self._focused_grid()
-        grid.turn_page(grid.page + step)
-
-    def action_page_to(self, page: int) -> None:
-        grid = self._focused_grid()
-        grid.turn_page(page if page >= 0 else grid.page_count - 1)
-
     def action_cycle_mode(self) -> None:
         grid = self._focused_grid()
         chart_id = grid.focused_chart_id()
@@ -231,11 +224,6 @@ class RunScreen(Screen[None]):
         current = self._modes.get(key) or default_mode(specs[chart_id])
         self._modes[key] = MODES[(MODES.index(current) + 1) % len(MODES)]
         self._redraw_charts()
-
-    def action_grid(self, d_rows: int, d_cols: int) -> None:
-        grid = self._focused_grid()
-        max_rows, max_cols = grid.max_fit()
-        grid.set_grid(max(1, min(grid.rows + d_rows, max_rows)), max(1, min(grid.cols + d_cols, max_cols)))
 
     def action_filter(self, name: str) -> None:
         if name == "metrics" and self._focused_pane() == "console":

@@ -14,6 +14,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
+from leet.screens.gridkeys import GridActions
+
 from leet.catalog import ChartSpec, group
 from leet.keys import SYMON_KEYS
 from leet.sources import LiveSource
@@ -32,7 +34,7 @@ from widgets.vitals import Vitals
 HINTS = (("h", "help"), ("q", "quit"), ("\\", "filter"), ("y", "mode"), ("tab", "focus"), ("n/N", "page"), ("[", "sidebar"))
 
 
-class SymonScreen(Screen[None]):
+class SymonScreen(GridActions, Screen[None]):
     """Live host metrics from a ``LiveSource``."""
 
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in SYMON_KEYS]
@@ -217,6 +219,9 @@ class SymonScreen(Screen[None]):
             self._refresh_specs()
             self._redraw_visible()
 
+    def active_grid(self) -> ChartGrid:
+        return self.grid
+
     # -- actions -------------------------------------------------------------
     def action_help(self) -> None:
         from leet.screens.help import HelpScreen
@@ -239,15 +244,6 @@ class SymonScreen(Screen[None]):
 
     def action_unfocus(self) -> None:
         self.set_focus(None)
-
-    def action_move(self, dx: int, dy: int) -> None:
-        self.grid.move_focus(dx, dy)
-
-    def action_page(self, step: int) -> None:
-        self.grid.turn_page(self.grid.page + step)
-
-    def action_page_to(self, page: int) -> None:
-        self.grid.turn_page(page if page >= 0 else self.grid.page_count - 1)
 
     def action_cycle_mode(self) -> None:
         chart_id = self.grid.focused_chart_id()
@@ -275,14 +271,6 @@ class SymonScreen(Screen[None]):
 
     def action_cycle_sort(self) -> None:
         self.processes.cycle_sort()
-
-    def action_grid(self, d_rows: int, d_cols: int) -> None:
-        grid = self.grid
-        max_rows, max_cols = grid.max_fit()
-        rows = max(1, min(grid.rows + d_rows, max_rows))
-        cols = max(1, min(grid.cols + d_cols, max_cols))
-        grid.set_grid(rows, cols)
-        self.notify(f"grid {grid.rows}×{grid.cols}", timeout=1.5)
 
     def action_toggle_sidebar(self) -> None:
         self._sidebar_visible = not self._sidebar_visible

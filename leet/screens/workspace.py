@@ -11,6 +11,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 
+from leet.screens.gridkeys import GridActions
+
 from leet.keys import WORKSPACE_KEYS
 from leet.runsource import RunNotFound, RunSource
 from leet.runstate import RunState
@@ -43,7 +45,7 @@ def entry_matches(entry: RunEntry, pattern: str) -> bool:
     return any(matches(text) for text in (entry.key, entry.name, entry.run_id, entry.project, entry.group, entry.job_type, entry.state.value) if text)
 
 
-class WorkspaceScreen(Screen[None]):
+class WorkspaceScreen(GridActions, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in WORKSPACE_KEYS]
     AUTO_FOCUS = "RunList"
 
@@ -161,6 +163,9 @@ class WorkspaceScreen(Screen[None]):
 
         self.app.push_screen(RunScreen(run), closed)
 
+    def active_grid(self) -> ChartGrid:
+        return self.grid
+
     # -- actions -----------------------------------------------------------------------
     def action_help(self) -> None:
         from leet.screens.help import HelpScreen
@@ -183,15 +188,6 @@ class WorkspaceScreen(Screen[None]):
         runs = self.query_one(RunList)
         runs.display = not runs.display
 
-    def action_move(self, dx: int, dy: int) -> None:
-        self.grid.move_focus(dx, dy)
-
-    def action_page(self, step: int) -> None:
-        self.grid.turn_page(self.grid.page + step)
-
-    def action_page_to(self, page: int) -> None:
-        self.grid.turn_page(page if page >= 0 else self.grid.page_count - 1)
-
     def action_cycle_mode(self) -> None:
         chart_id = self.grid.focused_chart_id()
         if chart_id is None:
@@ -200,11 +196,6 @@ class WorkspaceScreen(Screen[None]):
         current = self._modes.get(chart_id, "line")
         self._modes[chart_id] = MODES[(MODES.index(current) + 1) % len(MODES)]
         self._draw_metrics()
-
-    def action_grid(self, d_rows: int, d_cols: int) -> None:
-        grid = self.grid
-        max_rows, max_cols = grid.max_fit()
-        grid.set_grid(max(1, min(grid.rows + d_rows, max_rows)), max(1, min(grid.cols + d_cols, max_cols)))
 
     def action_filter(self, name: str) -> None:
         prompt = "Run filter (name, id, project, group, state):" if name == "runs" else "Metrics filter (regex or text):"
