@@ -134,6 +134,7 @@ def run_symon(args: argparse.Namespace) -> int:
 def run_file(path: str, args: Sequence[str]) -> int:
     """``leet PATH``: a run (a ``.wandb`` file or a run directory) or a folder of runs."""
     from leet.config import ConfigError, load
+    from leet.runfile.reader import HEADER_SIZE, RunFileError, check_header
     from leet.runsource import RunNotFound, RunSource
     from leet.store import Store
     from leet.workspace import WorkspaceSource, is_workspace
@@ -149,8 +150,10 @@ def run_file(path: str, args: Sequence[str]) -> int:
             make_screen = "workspace"
         else:
             source = RunSource(path, Store())
+            with open(source.path, "rb") as handle:
+                check_header(handle.read(HEADER_SIZE), source.path)  # a wrong file is an error now, not a blank screen
             make_screen = "run"
-    except (ConfigError, RunNotFound) as error:
+    except (ConfigError, RunNotFound, RunFileError) as error:
         print(f"leet: {error}", file=sys.stderr)
         return 2
     if make_screen == "run":

@@ -69,3 +69,12 @@ def test_once_stays_light_and_reports_a_missing_disk_path():
     assert "TEXTUAL False" in result.stdout
     assert "! disk path /no/such/place does not exist" in result.stdout
     assert "disk./.usagePercent" in result.stdout
+
+
+def test_a_path_that_is_not_a_run_says_so(tmp_path):
+    (tmp_path / "run-x.wandb").write_bytes(b"not a run file at all")
+    result = run(str(tmp_path / "run-x.wandb"))
+    assert result.returncode == 2
+    assert "not a W&B run file" in result.stderr
+    result = run(str(tmp_path / "nothing-here"))
+    assert result.returncode == 2 and "does not exist" in result.stderr
