@@ -34,7 +34,7 @@ class Shot:
     gpus: int = 0
     keys: tuple[str, ...] = ()
     caption: str = "leet symon"
-    view: str = "symon"  # or "run": the run view on leet.demo's made-up run
+    view: str = "symon"  # "run": leet.demo's made-up run; "workspace": leet.workspace_demo's runs
 
 
 SHOTS = (
@@ -42,13 +42,20 @@ SHOTS = (
     Shot("symon-120x36", (120, 36)),
     Shot("symon-gpus", (160, 48), gpus=2, keys=("backslash", "g", "p", "u", "enter"), caption="leet symon — 2 GPUs"),
     Shot("run", (160, 48), keys=("4",), caption="leet PATH — a W&B run", view="run"),
+    Shot("workspace", (160, 48), caption="leet ./wandb — runs overlaid", view="workspace"),
 )
 
 
 async def render_svg(shot: Shot) -> str:
     from leet.demo import make_demo, make_run_demo
+    from leet.workspace_demo import make_workspace_demo
 
-    app = make_run_demo().app if shot.view == "run" else make_demo(gpus=shot.gpus).app
+    if shot.view == "run":
+        app = make_run_demo().app
+    elif shot.view == "workspace":
+        app = make_workspace_demo().app
+    else:
+        app = make_demo(gpus=shot.gpus).app
     async with app.run_test(size=shot.size) as pilot:
         await pilot.pause()
         if shot.keys:
