@@ -109,3 +109,12 @@ def test_titles_and_legends_from_files_cannot_reach_the_terminal_as_commands():
     text = "".join(text_of(view, 60, 8))
     assert "\x1b" not in text and "\x07" not in text
     assert "loss" in text
+
+
+def test_legend_keeps_every_series_named_when_space_is_short():
+    names = ("resnet50-adamw-lr5e-4", "resnet50-adamw-lr3e-4")
+    view = ChartView("acc", "", names, (series([0.5, 0.9]), series([0.4, 0.8])), (0, 2))
+    wide = text_of(view, 100, 8)[-1]
+    assert "resnet50-adamw-lr5e-4 0.9" in wide and "resnet50-adamw-lr3e-4 0.8" in wide
+    narrow = text_of(view, 44, 8)[-1]
+    assert "lr5e-4" in narrow and "lr3e-4" in narrow  # cut in the middle: the ends that differ stay

@@ -109,16 +109,43 @@ def _top_border(view: ChartView, width: int, focused: bool) -> Row:
     return trim_row(row, width)
 
 
+def fit_middle(text: str, width: int) -> str:
+    """Cut from the middle: run names often differ only at their ends."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return text[:width]
+    head = (width - 1) * 2 // 5
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+def _legend_texts(view: ChartView, with_values: bool, name_width: int | None) -> list[str]:
+    texts = []
+    for name, series in zip(view.series_names, view.data):
+        name = clean(name)
+        if name_width is not None:
+            name = fit_middle(name, name_width)
+        value = _latest(series)
+        texts.append(f" {name} {format_value(value, view.unit)}" if with_values and math.isfinite(value) else f" {name}")
+    return texts
+
+
 def _legend(view: ChartView, width: int) -> Row:
-    """Coloured series names for the bottom border when several series share a chart."""
-    if view.mode == "heatmap" or len(view.series_names) < 2:
+    """Coloured series names for the bottom border when several series share a chart.
+
+    When everything does not fit, the values go first, then names are cut in
+    the middle to an equal share, so every series stays named.
+    """
+    count = len(view.series_names)
+    if view.mode == "heatmap" or count < 2:
         return []
+    share = max(4, width // count - 3)
+    for texts in (_legend_texts(view, True, None), _legend_texts(view, False, None), _legend_texts(view, False, share)):
+        if sum(len(text) + 2 for text in texts) <= width:
+            break
     runs: Row = []
     used = 0
-    for index, (name, series) in enumerate(zip(view.series_names, view.data)):
-        value = _latest(series)
-        name = clean(name)
-        text = f" {name} {format_value(value, view.unit)}" if math.isfinite(value) else f" {name}"
+    for index, text in enumerate(texts):
         if used + len(text) + 2 > width:
             runs.append((" …", "muted"))
             break
