@@ -126,23 +126,13 @@ class DemoRunSource:
 
     def snapshot(self, console_lines: int = 2000) -> RunSnapshot:
         model = self.model
-        return RunSnapshot(
+        return RunSnapshot.of(
+            model,
             run_key=self.run_key,
             state=model.state(self._clock(), crash_after=600.0),
-            info=model.info,
-            config=dict(model.config),
-            summary=dict(model.summary),
-            environments=tuple(model.environments),
-            console=tuple(model.console.snapshot(console_lines)),
-            last_step=model.last_step,
-            history_keys=tuple(sorted(model.history_keys)),
-            records=model.records,
-            bytes_read=self._file_size,
             file_size=self._file_size,
-            lost_bytes=0,
-            lost_records=0,
-            exit_code=model.exit.exit_code if model.exit is not None else None,
             run_id=self.run_key,
+            console_lines=console_lines,
         )
 
 

@@ -82,6 +82,29 @@ class RunSnapshot:
     error: str = ""
     run_id: str = ""  # the run's own id, for people
 
+    @classmethod
+    def of(cls, model: RunModel, *, run_key: str, state: RunState, file_size: int, run_id: str, console_lines: int = 2000, error: str = "") -> "RunSnapshot":
+        """A copy of ``model`` for one redraw (the caller holds whatever lock guards it)."""
+        return cls(
+            run_key=run_key,
+            state=state,
+            info=model.info,
+            config=dict(model.config),
+            summary=dict(model.summary),
+            environments=tuple(model.environments),
+            console=tuple(model.console.snapshot(console_lines)),
+            last_step=model.last_step,
+            history_keys=tuple(sorted(model.history_keys)),
+            records=model.records,
+            bytes_read=model.bytes_read or file_size,
+            file_size=file_size,
+            lost_bytes=model.lost_bytes,
+            lost_records=model.lost_records,
+            exit_code=model.exit.exit_code if model.exit is not None else None,
+            error=error,
+            run_id=run_id,
+        )
+
 
 class RunSource:
     """Reads one run file into a store and a run model; ``step()`` is the synchronous core.
@@ -378,26 +401,16 @@ class RunSource:
     def snapshot(self, console_lines: int = 2000) -> RunSnapshot:
         with self._lock:
             model = self.model
-            return RunSnapshot(
+            return RunSnapshot.of(
+                model,
                 run_key=self.run_key,
                 # Not "finished" before the whole file is in: the exit record may be read
                 # while a child still works on the part before it.
                 state=model.state(self._monotonic(), self.crash_after) if model.loaded else RunState.LOADING,
-                info=model.info,
-                config=dict(model.config),
-                summary=dict(model.summary),
-                environments=tuple(model.environments),
-                console=tuple(model.console.snapshot(console_lines)),
-                last_step=model.last_step,
-                history_keys=tuple(sorted(model.history_keys)),
-                records=model.records,
-                bytes_read=model.bytes_read,
                 file_size=self._file_size,
-                lost_bytes=model.lost_bytes,
-                lost_records=model.lost_records,
-                exit_code=model.exit.exit_code if model.exit is not None else None,
-                error=self._error,
                 run_id=model.info.run_id if model.info is not None and model.info.run_id else self._file_run_id,
+                console_lines=console_lines,
+                error=self._error,
             )
 
     def close(self) -> None:

@@ -75,7 +75,9 @@ class Console:
         """Finished lines plus any line still being written, oldest first."""
         lines = list(self.lines)
         lines += [ConsoleLine(stream, text, label) for (stream, label), (text, _) in self._open.items() if text]
-        return lines if count is None else lines[-count:]
+        if count is None:
+            return lines
+        return lines[-count:] if count > 0 else []
 
 
 def overwrite(line: str, column: int, part: str) -> tuple[str, int]:

@@ -101,23 +101,13 @@ class DemoRun:
 
     def snapshot(self, console_lines: int = 2000) -> RunSnapshot:
         model = self.model
-        return RunSnapshot(
+        return RunSnapshot.of(
+            model,
             run_key=self.key,
             state=model.state(self._clock(), CRASH_AFTER),
-            info=model.info,
-            config=dict(model.config),
-            summary=dict(model.summary),
-            environments=(),
-            console=(),
-            last_step=model.last_step,
-            history_keys=tuple(sorted(model.history_keys)),
-            records=model.records,
-            bytes_read=self.file_size,
             file_size=self.file_size,
-            lost_bytes=0,
-            lost_records=0,
-            exit_code=model.exit.exit_code if model.exit is not None else None,
             run_id=self.spec.run_id,
+            console_lines=0,
         )
 
 

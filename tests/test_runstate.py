@@ -63,3 +63,9 @@ def test_model_folds_summary_config_and_steps():
     assert model.last_step == 7 and model.history_keys == {"loss", "acc"}
     model.apply(ConsoleOutput("stdout", "hi\n"))
     assert texts(model.console) == ["hi"]
+
+
+def test_asking_for_no_console_lines_gives_none():
+    console = Console()
+    console.feed("stdout", "a\nb\n")
+    assert console.snapshot(0) == [] and len(console.snapshot(1)) == 1 and len(console.snapshot()) == 2
