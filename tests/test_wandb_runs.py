@@ -65,12 +65,13 @@ def test_failed_run_ends_with_its_exit_code(failed_run):
     assert EXIT_CODE_3.search(data)
 
 
-def test_killed_run_ends_torn_at_a_block_boundary(killed_run):
+def test_killed_run_has_no_exit_and_stops_growing(killed_run):
+    # The writer flushes mostly whole blocks, but not only: where the file ends
+    # is up to the kill, so only "no exit, nothing after the kill" is promised.
     data = assert_run_layout(killed_run)
     assert killed_run.exit_code is None
     assert len(data) == killed_run.size_before_kill, "nothing wrote after the kill"
     assert len(data) >= 2 * BLOCK_SIZE
-    assert len(data) % BLOCK_SIZE == 0
 
 
 def test_corrupted_copy_differs_in_one_byte_of_block_1(basic_run, corrupted_run):

@@ -502,9 +502,9 @@ def make_killed_run(
 ) -> KilledRun:
     """A run SIGKILLed (client and wandb-core) while logging: no exit record.
 
-    The writer flushes only full 32 KiB blocks (flush interval 0), so the
-    file ends at a block boundary, usually in the middle of a record: the
-    tail a crash leaves between two flushes.
+    The writer flushes mostly full 32 KiB blocks (flush interval 0), so the
+    file usually ends in the middle of a record: the tail a crash leaves
+    between two flushes.
     """
     run_id = run_id or new_run_id("killed")
     params = {
