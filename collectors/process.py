@@ -127,6 +127,27 @@ def ticks_between(before: ProcStat | None, now: ProcStat, before_boot: float) ->
     return now.cpu_ticks if started >= before_boot - 1 / CLOCK_TICKS else 0
 
 
+class PreviousReading:
+    """The last ``/proc/<pid>/stat`` readings, and when they were taken, for CPU deltas."""
+
+    def __init__(self) -> None:
+        self.stats: dict[int, ProcStat] = {}
+        self.at = 0.0
+        self.boot = 0.0
+
+    def remember(self, stats: dict[int, ProcStat]) -> None:
+        self.stats = stats
+        self.at = time.monotonic()
+        self.boot = boot_seconds()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.at
+
+    def ticks(self, stat: ProcStat) -> int:
+        """CPU ticks ``stat``'s process used since the remembered reading."""
+        return ticks_between(self.stats.get(stat.pid), stat, self.boot)
+
+
 def physical_core_count() -> int:
     return psutil.cpu_count(logical=False) or os.cpu_count() or 1
 
@@ -156,9 +177,7 @@ class ProcessCollector(Collector):
         self.cgroup = cgroup if cgroup is not None else CgroupReader(pid=pid, root=root)
         self._capacity = capacity
         self._memory_total = 0
-        self._previous: dict[int, ProcStat] = {}
-        self._previous_at = 0.0
-        self._previous_boot = 0.0
+        self._previous = PreviousReading()
 
     def probe(self) -> Probe:
         if not os.path.isdir(self.proc_dir):
@@ -170,22 +189,14 @@ class ProcessCollector(Collector):
         if self._capacity is None:
             self._capacity = self.cgroup.cpu_limit() or float(physical_core_count())
         self._memory_total = memory_denominator(self.cgroup, self.root)
-        self._remember(stats)
+        self._previous.remember(stats)
         return Probe.ok()
-
-    def _remember(self, stats: dict[int, ProcStat]) -> None:
-        self._previous = stats
-        self._previous_at = time.monotonic()
-        self._previous_boot = boot_seconds()
 
     def sample(self) -> Mapping[str, float]:
         stats = self._read()
-        elapsed = time.monotonic() - self._previous_at
-        ticks = sum(
-            ticks_between(self._previous.get(pid), stat, self._previous_boot)
-            for pid, stat in stats.items()
-        )
-        self._remember(stats)
+        elapsed = self._previous.elapsed()
+        ticks = sum(self._previous.ticks(stat) for stat in stats.values())
+        self._previous.remember(stats)
         rss = sum(stat.rss_bytes for stat in stats.values())
         values = {
             "proc.cpu.threads": float(sum(stat.threads for stat in stats.values())),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -17,7 +16,7 @@ from collectors.base import Collector, Probe
 from collectors.cgroup import CgroupReader
 from collectors.procfs import read_bytes, under_root
 from collectors.memory import usable_memory
-from collectors.process import CLOCK_TICKS, ProcStat, boot_seconds, parse_stat, ticks_between
+from collectors.process import CLOCK_TICKS, PreviousReading, ProcStat, parse_stat
 
 # The kernel cuts process names (comm) to 15 characters.
 COMM_LENGTH = 15
@@ -82,9 +81,7 @@ class ProcessTableCollector(Collector):
         self._memory_total = memory_total or 0
         self._identities: dict[int, _Identity] = {}
         self._users: dict[int, str] = {}
-        self._previous: dict[int, ProcStat] = {}
-        self._previous_at = 0.0
-        self._previous_boot = 0.0
+        self._previous = PreviousReading()
         self._rows: tuple[ProcessRow, ...] = ()
 
     def probe(self) -> Probe:
@@ -92,20 +89,15 @@ class ProcessTableCollector(Collector):
             return Probe.absent(f"{self.proc_dir} is not mounted")
         if not self._memory_total:
             self._memory_total = usable_memory(self.cgroup, self.root)[0]
-        self._remember(self._read_all())
+        self._previous.remember(self._read_all())
         return Probe.ok()
-
-    def _remember(self, stats: dict[int, ProcStat]) -> None:
-        self._previous = stats
-        self._previous_at = time.monotonic()
-        self._previous_boot = boot_seconds()
 
     def sample(self) -> Mapping[str, float]:
         stats = self._read_all()
-        elapsed = time.monotonic() - self._previous_at
+        elapsed = self._previous.elapsed()
         self._rows = tuple(self._row(stat, elapsed) for stat in stats.values())
         self._forget_gone(stats)
-        self._remember(stats)
+        self._previous.remember(stats)
         return {}
 
     def extras(self) -> Mapping[str, Any]:
@@ -140,8 +132,7 @@ class ProcessTableCollector(Collector):
     def _cpu_percent(self, stat: ProcStat, elapsed: float) -> float:
         if elapsed <= 0:
             return 0.0
-        ticks = ticks_between(self._previous.get(stat.pid), stat, self._previous_boot)
-        return ticks / CLOCK_TICKS / elapsed * 100
+        return self._previous.ticks(stat) / CLOCK_TICKS / elapsed * 100
 
     def _identity(self, stat: ProcStat) -> _Identity:
         known = self._identities.get(stat.pid)
