@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from collectors.base import Collector, CollectorStatus, Health, Probe, Sample
+from collectors.gpu import GpuInfo
 from collectors.hostinfo import HostInfo
 from collectors.hub import Hub, clean_values, describe_error, merge_extras, with_label
 from collectors.processes import ProcessRow
@@ -271,16 +272,6 @@ GPU_KEYS = (
     "uncorrectedMemoryErrors",
     "encoderUtilization",
 )
-
-
-@dataclass(frozen=True)
-class GpuInfo:
-    """What does not change about one GPU."""
-
-    index: int
-    name: str
-    memory_total: int  # bytes
-    power_limit_watts: float
 
 
 class FakeGPUCollector(Collector):
