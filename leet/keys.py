@@ -78,6 +78,7 @@ RUN_KEYS: tuple[Key, ...] = (
     Key("ctrl+l", "clear_filter('metrics')", "ctrl+l", "Clear the metrics filter", "Filters"),
     Key("backslash", "filter('system')", "\\", "Filter system charts by title, key or label", "Filters"),
     Key("ctrl+backslash", "clear_filter('system')", "ctrl+\\", "Clear the system filter", "Filters"),
+    Key("l", "pick_labels", "l", "Pick node labels to show (shared runs)", "Filters"),
     Key("o", "filter('overview')", "o", "Filter the overview", "Filters"),
     Key("ctrl+o", "clear_filter('overview')", "ctrl+o", "Clear the overview filter", "Filters"),
 )
@@ -91,6 +92,8 @@ WORKSPACE_KEYS: tuple[Key, ...] = (
     Key("left_square_bracket", "toggle_runs", "[", "Show / hide the runs list", "Runs"),
     Key("f", "filter('runs')", "f", "Filter runs by name, id, project, group or state", "Runs"),
     Key("ctrl+f", "clear_filter('runs')", "ctrl+f", "Clear the run filter", "Runs"),
+    Key("g", "cycle_grouping", "g", "Group runs by W&B group, or list them flat", "Runs"),
+    Key("j", "cycle_job_type", "j", "Show one job type at a time, then all", "Runs"),
     Key("slash", "filter('metrics')", "/", "Filter metrics", "Charts"),
     Key("ctrl+l", "clear_filter('metrics')", "ctrl+l", "Clear the metrics filter", "Charts"),
     Key("left,a", "move(-1,0)", "← a", "Focus the chart to the left", "Charts"),
