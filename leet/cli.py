@@ -40,8 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="leet",
         description=DESCRIPTION,
-        usage="leet [-h] [--version] {symon,inspect} ... | leet PATH",
-        epilog="leet PATH opens a W&B run: a run-*.wandb file or an offline run directory.",
+        usage="leet [-h] [--version] {symon,inspect} ... | leet PATH [--label GLOBS]",
+        epilog="leet PATH opens a W&B run (a run-*.wandb file or an offline run directory; every writer of a shared-mode run) "
+        "or a folder of runs. --label rank0,rank3 shows only those nodes (globs allowed).",
     )
     parser.add_argument("--version", action="version", version=f"leet {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -131,17 +132,25 @@ def run_symon(args: argparse.Namespace) -> int:
     return app.return_code or 0
 
 
+def _run_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="leet PATH", description="Open a W&B run (a run-*.wandb file or a run directory) or a folder of runs.")
+    parser.add_argument("path", metavar="PATH")
+    parser.add_argument("--label", action="append", metavar="GLOBS", help="shared runs: show only these node labels (comma-separated globs, e.g. rank0,rank3 or 'rank[0-3]')")
+    return parser
+
+
 def run_file(path: str, args: Sequence[str]) -> int:
     """``leet PATH``: a run (a ``.wandb`` file or a run directory) or a folder of runs."""
     from leet.config import ConfigError, load
+    from leet.labels import LabelFilter
     from leet.runfile.reader import HEADER_SIZE, RunFileError, check_header
-    from leet.runsource import RunNotFound, RunSource
+    from leet.runsource import RunNotFound
+    from leet.sharedrun import open_run
     from leet.store import Store
     from leet.workspace import WorkspaceSource, is_workspace
 
-    if args:
-        print(f"leet: unexpected arguments after {path}: {' '.join(args)}", file=sys.stderr)
-        return 2
+    options = _run_parser().parse_args([path, *args])
+    labels = LabelFilter.parse(options.label)
     try:
         config = load()
         if is_workspace(path):
@@ -149,7 +158,7 @@ def run_file(path: str, args: Sequence[str]) -> int:
             source.refresh()  # list the runs before the first frame
             make_screen = "workspace"
         else:
-            source = RunSource(path, Store())
+            source = open_run(path, Store())  # every writer of a shared run
             with open(source.path, "rb") as handle:
                 check_header(handle.read(HEADER_SIZE), source.path)  # a wrong file is an error now, not a blank screen
             make_screen = "run"
@@ -168,7 +177,7 @@ def run_file(path: str, args: Sequence[str]) -> int:
     else:
         from leet.screens.run import RunScreen
 
-        screen = lambda: RunScreen(source)  # noqa: E731
+        screen = lambda: RunScreen(source, labels=labels)  # noqa: E731
     app = LeetApp(source, config, screen=screen)
     try:
         app.run(mouse=config.mouse)

@@ -61,6 +61,18 @@ def find_run_file(path: str | os.PathLike[str]) -> Path:
 
 
 @dataclass(frozen=True)
+class WriterStatus:
+    """One writer of a shared run, as the label picker lists it."""
+
+    label: str
+    state: RunState
+    primary: bool
+    file: Path
+    exit_code: int | None = None
+    records: int = 0
+
+
+@dataclass(frozen=True)
 class RunSnapshot:
     """A copy of what the run model knows, for one redraw."""
 
@@ -81,6 +93,8 @@ class RunSnapshot:
     exit_code: int | None
     error: str = ""
     run_id: str = ""  # the run's own id, for people
+    labels: tuple[str, ...] = ()  # node labels of a shared run's writers
+    writers: tuple[WriterStatus, ...] = ()  # a shared run's writers, the primary first
 
     @classmethod
     def of(cls, model: RunModel, *, run_key: str, state: RunState, file_size: int, run_id: str, console_lines: int = 2000, error: str = "") -> "RunSnapshot":
@@ -127,15 +141,23 @@ class RunSource:
         monotonic: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         key: str | None = None,
+        history: bool = True,
+        default_label: str | None = None,
     ) -> None:
         self.path = find_run_file(path)
         self._key = key  # a fixed store namespace (the workspace keys runs by directory)
+        # A shared run's secondary writers: their history and summary are the primary's to tell.
+        self.history = history
+        # System keys without a node label get this one, so writers never overwrite each other.
+        self.default_label = default_label
+        self.label: str | None = None  # the writer's node label, from its first labelled system key
         self.store = store
         self.poll_interval = poll_interval
         self.crash_after = crash_after
         self._monotonic = monotonic
         # Only the latest summary is shown: a poll's summary records arrive as one event.
-        self._reader = EventReader(self.path, fold_summary=True)
+        skip = () if history else ("history", "summary")
+        self._reader = EventReader(self.path, skip=skip, fold_summary=True)
         self._lock = threading.Lock()
         self.model = RunModel()
         self._error = ""
@@ -153,7 +175,7 @@ class RunSource:
         self._resume_num: int | None = None
         self._waiting_since = 0.0
         self._child_lost = (0, 0)  # damage (records, bytes) found in the child's part
-        self._split_pending = True  # a child may still be started, once the first charts are out
+        self._split_pending = history  # a child may still be started, once the first charts are out
         self._size_at_start = 0
         self._first_step_at = 0.0
         match = _RUN_FILE.search(self.path.name)
@@ -243,7 +265,10 @@ class RunSource:
             if type(event) is HistoryRow:
                 add_row(float(event.step), event.values)
             elif isinstance(event, StatsRow):
-                for key, value in event.values.items():
+                values = event.values
+                if self.label is None or self.default_label is not None:
+                    values = self._labelled(values)
+                for key, value in values.items():
                     column = system.get(key)
                     if column is None:
                         column = system[key] = ([], [])
@@ -255,6 +280,23 @@ class RunSource:
             self.store.extend_many(self.run_key, columns)
         if system:
             self.store.extend_many(self.system_key, system)
+
+    def _labelled(self, values: dict[str, float]) -> dict[str, float]:
+        """Learn the writer's label from its keys; give unlabelled keys the default label."""
+        default = self.default_label
+        out: dict[str, float] = {} if default is not None else values
+        for key, value in values.items():
+            at = key.find("/l:")
+            if at >= 0:
+                if self.label is None:
+                    self.label = key[at + 3:]
+                if default is not None:
+                    out[key] = value
+            elif default is not None:
+                out[f"{key}/l:{default}"] = value
+        if self.label is None and default is not None and values:
+            self.label = default
+        return out
 
     # -- the child's part ----------------------------------------------------------
     def _start_split(self, size: int) -> None:

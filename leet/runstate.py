@@ -42,6 +42,7 @@ class ConsoleLine:
     stream: str  # "stdout" or "stderr"
     text: str
     label: str | None = None  # the writer's node label in shared runs
+    time: float | None = None  # when the write that ended the line happened (shared runs sort by it)
 
 
 class Console:
@@ -54,19 +55,19 @@ class Console:
     def __init__(self, limit: int = CONSOLE_LINES) -> None:
         self.lines: deque[ConsoleLine] = deque(maxlen=limit)
         # The unfinished line of each stream, and where its cursor stands.
-        self._open: dict[tuple[str, str | None], tuple[str, int]] = {}
+        self._open: dict[tuple[str, str | None], tuple[str, int, float | None]] = {}
 
-    def feed(self, stream: str, text: str, label: str | None = None) -> None:
+    def feed(self, stream: str, text: str, label: str | None = None, time: float | None = None) -> None:
         key = (stream, label)
-        line, column = self._open.pop(key, ("", 0))
+        line, column, _ = self._open.pop(key, ("", 0, None))
         parts = text.split("\n")
         for index, part in enumerate(parts):
             line, column = overwrite(line, column, part)
             if index < len(parts) - 1:
-                self.lines.append(ConsoleLine(stream, line, label))
+                self.lines.append(ConsoleLine(stream, line, label, time))
                 line, column = "", 0
         if line or column:
-            self._open[key] = (line, column)
+            self._open[key] = (line, column, time)
 
     def tail(self, count: int) -> list[str]:
         return [line.text for line in self.snapshot(count)]
@@ -74,7 +75,7 @@ class Console:
     def snapshot(self, count: int | None = None) -> list[ConsoleLine]:
         """Finished lines plus any line still being written, oldest first."""
         lines = list(self.lines)
-        lines += [ConsoleLine(stream, text, label) for (stream, label), (text, _) in self._open.items() if text]
+        lines += [ConsoleLine(stream, text, label, time) for (stream, label), (text, _, time) in self._open.items() if text]
         if count is None:
             return lines
         return lines[-count:] if count > 0 else []
@@ -130,7 +131,7 @@ class RunModel:
         elif isinstance(event, ConfigUpdate):
             _merge(self.config, event.update, event.remove)
         elif isinstance(event, ConsoleOutput):
-            self.console.feed(event.stream, event.text, label)
+            self.console.feed(event.stream, event.text, label, event.timestamp)
         elif isinstance(event, RunInfo):
             if self.info is None:
                 self.info = event

@@ -111,7 +111,11 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
         run_items.append(("Step", f"{snapshot.last_step:,}"))
     if snapshot.lost_bytes or snapshot.lost_records:
         run_items.append(("Lost", f"{snapshot.lost_records:,} records, {snapshot.lost_bytes:,} bytes (damaged file)"))
+    if snapshot.writers:
+        run_items.append(("Writers", f"{len(snapshot.writers)} (shared run)"))
     section("Run", run_items)
+    if snapshot.writers:
+        section("Nodes", [(writer.label or "(no label)", writer_text(writer)) for writer in snapshot.writers])
     writers = merged_environments(snapshot.environments)
     for writer_id, fields in list(writers.items())[:16]:
         title = "Environment" + (f" · {writer_id}" if len(writers) > 1 and writer_id else "")
@@ -124,6 +128,12 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
     return lines
 
 
+def writer_text(writer: Any) -> str:
+    state = f"failed (exit {writer.exit_code})" if writer.exit_code not in (None, 0) else writer.state.value
+    role = "primary · " if writer.primary else ""
+    return f"{role}{state} · {writer.records:,} records · {writer.file.parent.name}"
+
+
 def merged_environments(environments: Iterable[Any]) -> dict[str, dict[str, Any]]:
     """One field set per writer: a writer records its software and its hardware separately."""
     merged: dict[str, dict[str, Any]] = {}
@@ -132,10 +142,13 @@ def merged_environments(environments: Iterable[Any]) -> dict[str, dict[str, Any]
     return merged
 
 
-def console_lines(snapshot: RunSnapshot, pattern: str = "") -> list[Line]:
+def console_lines(snapshot: RunSnapshot, pattern: str = "", labels: Any = None) -> list[Line]:
+    """Console lines as (text, style); ``pattern`` matches text or label, ``labels`` is a ``LabelFilter``."""
     matches = compile_filter(pattern)
     lines = []
     for line in snapshot.console:
+        if labels is not None and labels.active and not labels.matches(line.label):
+            continue
         if pattern and not (matches(line.text) or (line.label and matches(line.label))):
             continue
         prefix = f"[{line.label}] " if line.label else ""
@@ -165,6 +178,10 @@ def header_parts(snapshot: RunSnapshot) -> tuple[list[tuple[str, str]], list[tup
     left = [(f" {name}", "heading"), (f" · {run_key}", "muted")] if name else [(f" {run_key}", "heading")]
     if info and info.project:
         left.append((f" · {clean(info.project)}", "muted"))
+    if info and (info.group or info.job_type):
+        left.append((" · " + " / ".join(clean(part) for part in (info.group, info.job_type) if part), "muted"))
+    if snapshot.writers:
+        left.append((f" · {len(snapshot.writers)} writers", "value"))
     left.append((f" · {state_text(snapshot)}", STATE_STYLE[snapshot.state]))
     if snapshot.last_step is not None:
         left.append((f" · step {snapshot.last_step:,}", "value"))

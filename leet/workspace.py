@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from leet.runfile.events import RunExit, RunInfo
+from leet.runfile.events import Environment, RunExit, RunInfo, StatsRow
 from leet.runfile.reader import BLOCK_SIZE, RunFileError, read_records
 from leet.runfile.records import decode
 from leet.runsource import CRASH_AFTER, RunNotFound, RunSource
+from leet.sharedrun import SharedRunSource, label_of_keys, natural_key
 from leet.runstate import RunState
 from leet.store import Store
 
@@ -47,10 +48,19 @@ class RunEntry:
     size: int = 0
     mtime: float = 0.0
     error: str = ""
+    # A shared-mode run: every writer's file (the primary's first) and their node labels.
+    files: tuple[Path, ...] = ()
+    labels: tuple[str, ...] = ()
+    primary: bool = False  # this file holds an environment record: only a shared run's primary writes one
+    resumed: bool = False
 
     @property
     def title(self) -> str:
         return self.name or self.run_id or self.key
+
+    @property
+    def writers(self) -> int:
+        return max(1, len(self.files))
 
     @property
     def live(self) -> bool:
@@ -99,6 +109,7 @@ def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) ->
         return replace(entry, state=RunState.CRASHED, error=str(error))
     info = _first(head.records, RunInfo)
     ended = _last(tail.records, RunExit)
+    label = _label(head.records) or _label(tail.records[-64:])
     if ended is not None:
         state = RunState.FINISHED if ended.exit_code == 0 else RunState.FAILED
     elif now - stat.st_mtime > crash_after:
@@ -117,6 +128,57 @@ def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) ->
         exit_code=ended.exit_code if ended else None,
         size=stat.st_size,
         mtime=stat.st_mtime,
+        files=(file,),
+        labels=(label,) if label else (),
+        primary=_first(head.records, Environment) is not None,
+        resumed=bool(info and info.resumed),
+    )
+
+
+def _label(records: Iterable[tuple[int, bytes]]) -> str | None:
+    """The node label of the first labelled system-metrics record."""
+    for _offset, payload in records:
+        event = decode(payload)
+        if isinstance(event, StatsRow):
+            found = label_of_keys(event.values)
+            if found:
+                return found
+    return None
+
+
+def group_writers(entries: Iterable[RunEntry]) -> list[RunEntry]:
+    """One entry per run: the directories of a shared run's writers (same run file name) merge.
+
+    The merged entry is keyed by the first directory name (they carry start
+    times, so it stays put while writers join) and takes the primary's
+    identity and state; a resumed segment of a run is never merged.
+    """
+    groups: dict[str, list[RunEntry]] = {}
+    alone: list[RunEntry] = []
+    for entry in entries:
+        if entry.resumed or entry.error:
+            alone.append(entry)
+        else:
+            groups.setdefault(entry.file.name, []).append(entry)
+    merged = list(alone)
+    for members in groups.values():
+        merged.append(members[0] if len(members) == 1 else _merge_writers(members))
+    return merged
+
+
+def _merge_writers(members: list[RunEntry]) -> RunEntry:
+    by_start = sorted(members, key=lambda e: (e.start_time or float("inf"), e.key))
+    primary = next((e for e in by_start if e.primary), by_start[0])
+    ordered = [primary] + [e for e in by_start if e is not primary]
+    labels = sorted({label for e in members for label in e.labels}, key=natural_key)
+    return replace(
+        primary,
+        key=min(e.key for e in members),
+        files=tuple(e.file for e in ordered),
+        labels=tuple(labels),
+        start_time=min((e.start_time for e in members if e.start_time), default=None),
+        size=sum(e.size for e in members),
+        mtime=max(e.mtime for e in members),
     )
 
 
@@ -145,8 +207,9 @@ class WorkspaceSource:
         self.rescan = rescan
         self._wall = wall
         self._lock = threading.Lock()
-        self._entries: dict[str, RunEntry] = {}
-        self._sources: dict[str, RunSource] = {}
+        self._probes: dict[str, RunEntry] = {}  # per run directory
+        self._entries: dict[str, RunEntry] = {}  # per run: a shared run's writers merged
+        self._sources: dict[str, RunSource | SharedRunSource] = {}
         self._listeners: list[Callable[[], None]] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -160,7 +223,7 @@ class WorkspaceSource:
         for key, file in run_files(self.root):
             seen.add(key)
             with self._lock:
-                known = self._entries.get(key)
+                known = self._probes.get(key)
             try:
                 stat = file.stat()
             except OSError:
@@ -170,12 +233,16 @@ class WorkspaceSource:
                 continue
             entry = probe(key, file, now)
             with self._lock:
-                self._entries[key] = entry
+                self._probes[key] = entry
             changed = True
         with self._lock:
-            gone = set(self._entries) - seen
-            for key in gone:
-                del self._entries[key]
+            vanished = set(self._probes) - seen
+            for key in vanished:
+                del self._probes[key]
+            before = set(self._entries)
+            if changed or vanished:
+                self._entries = {entry.key: entry for entry in group_writers(self._probes.values())}
+            gone = before - set(self._entries)
         for key in gone:
             self.deselect(key)  # its row is gone: nothing could deselect it later
         return changed or bool(gone)
@@ -191,11 +258,11 @@ class WorkspaceSource:
         with self._lock:
             return list(self._sources)
 
-    def source(self, key: str) -> RunSource | None:
+    def source(self, key: str) -> RunSource | SharedRunSource | None:
         with self._lock:
             return self._sources.get(key)
 
-    def select(self, key: str) -> RunSource | None:
+    def select(self, key: str) -> RunSource | SharedRunSource | None:
         """Start loading run ``key`` into the store (idempotent)."""
         with self._lock:
             found = self._sources.get(key)
@@ -203,7 +270,10 @@ class WorkspaceSource:
         if found is not None or entry is None:
             return found
         try:
-            source = RunSource(entry.file, self.store, key=key)
+            if len(entry.files) > 1:
+                source = SharedRunSource(entry.files, self.store, key=key)
+            else:
+                source = RunSource(entry.file, self.store, key=key)
         except RunNotFound:  # deleted since the last scan: the next one drops it
             return None
         source.on_change(self._notify)

@@ -162,7 +162,7 @@ def test_probe_tells_finished_failed_and_presumed_crashed(workspace):
     source = WorkspaceSource(workspace.root)
     assert source.refresh()
     entries = entries_by_key(source)
-    assert len(entries) == 5
+    assert len(entries) == 4, "the shared run's two writers are one run"
     basic = entries[workspace.basic.run_dir.name]
     assert (basic.state, basic.exit_code) == (RunState.FINISHED, 0)
     failed = entries[workspace.failed.run_dir.name]
@@ -170,8 +170,12 @@ def test_probe_tells_finished_failed_and_presumed_crashed(workspace):
     killed = entries[workspace.killed.run_dir.name]
     assert (killed.state, killed.exit_code) == (RunState.CRASHED, None)
     assert killed.state.value == "presumed crashed"
-    for directory in workspace.shared_dirs:
-        assert entries[directory.name].state is RunState.FINISHED
+    shared = entries[workspace.shared_dirs[0].name]
+    assert shared.state is RunState.FINISHED
+    assert shared.writers == 2 and set(shared.files) == {d / f"run-{workspace.shared.run_id}.wandb" for d in workspace.shared_dirs}
+    assert shared.labels == ("rank0", "rank1")
+    primary = workspace.shared.primary.run_dir / f"run-{workspace.shared.run_id}.wandb"
+    assert shared.files[0] == primary, "the primary writer comes first"
     assert not any(entry.error for entry in entries.values())
 
 
@@ -285,21 +289,26 @@ def test_select_loads_the_run_into_the_store_and_deselect_drops_it(workspace):
     assert source.store.series(key) == [] and source.store.series(key + "#system") == []
 
 
-def test_two_writers_of_one_run_load_as_two_runs(workspace):
+def test_two_writers_of_one_run_load_as_one_merged_run(workspace):
     source = WorkspaceSource(workspace.runs, Store())
     source.refresh()
-    keys = [directory.name for directory in workspace.shared_dirs]
-    runs = [source.select(key) for key in keys]
+    key = workspace.shared_dirs[0].name
+    run = source.select(key)
     try:
-        for run in runs:
-            wait_for(lambda: run.snapshot().state is RunState.FINISHED, "the writer's file to load")
-        assert source.selected() == keys
-        assert [run.snapshot().run_id for run in runs] == [workspace.shared.run_id] * 2
-        assert sum(bool(source.store.series(key)) for key in keys) == 1, "only the primary writer logs history"
+        wait_for(lambda: run.snapshot().state is RunState.FINISHED, "both writers' files to load")
+        snapshot = run.snapshot()
+        assert source.selected() == [key] and snapshot.run_id == workspace.shared.run_id
+        assert snapshot.labels == ("rank0", "rank1") and len(snapshot.writers) == 2
+        assert [writer.primary for writer in snapshot.writers] == [True, False]
+        assert {s.key for s in source.store.series(key)} == {"loss"}, "history comes from the primary only"
+        labels = {s.label for s in source.store.series(key + "#system")}
+        assert labels == {"rank0", "rank1"}, "system metrics from every writer, each under its label"
+        console = [(line.label, line.text) for line in snapshot.console]
+        assert ("rank0", "hello from rank0") in console and ("rank1", "hello from rank1") in console
     finally:
         source.stop()
-        for key in keys:
-            source.deselect(key)
+        source.deselect(key)
+    assert source.store.series(key + "#system") == []
 
 
 def test_selecting_a_run_deleted_since_the_scan_does_nothing(workspace, tmp_path):
@@ -347,6 +356,7 @@ def test_leet_dir_opens_the_workspace_or_the_run_view(workspace, opened, monkeyp
     from leet import cli
     from leet.runsource import RunSource
     from leet.screens.run import RunScreen
+    from leet.sharedrun import SharedRunSource
     from leet.screens.workspace import WorkspaceScreen
 
     for path in (workspace.root, workspace.runs):
@@ -354,11 +364,15 @@ def test_leet_dir_opens_the_workspace_or_the_run_view(workspace, opened, monkeyp
         source, screen = opened.pop()
         assert isinstance(source, WorkspaceSource) and isinstance(screen, WorkspaceScreen)
         assert source.root == workspace.runs
-        assert len(source.entries()) == 5, "listed before the first frame"
-    for path in (workspace.basic.run_dir, workspace.basic.wandb_path, workspace.secondary):
+        assert len(source.entries()) == 4, "listed before the first frame"
+    for path in (workspace.basic.run_dir, workspace.basic.wandb_path):
         assert cli.main([str(path)]) == 0
         source, screen = opened.pop()
         assert isinstance(source, RunSource) and isinstance(screen, RunScreen)
+    assert cli.main([str(workspace.secondary), "--label", "rank1"]) == 0
+    source, screen = opened.pop()
+    assert isinstance(source, SharedRunSource) and isinstance(screen, RunScreen), "any writer's directory opens the whole run"
+    assert source.path.parent == workspace.shared.primary.run_dir and screen.labels.patterns == ("rank1",)
     monkeypatch.chdir(workspace.root)
     assert cli.main([]) == 0, "leet alone, where ./wandb holds runs"
     source, screen = opened.pop()

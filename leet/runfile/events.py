@@ -27,6 +27,7 @@ class RunInfo:
     tags: tuple[str, ...] = ()
     start_time: float | None = None  # unix seconds
     config: Mapping[str, Any] = field(default_factory=dict)  # initial config, values decoded from JSON
+    resumed: bool = False  # a later segment of an earlier run, not another writer of it
 
 
 @dataclass(frozen=True)

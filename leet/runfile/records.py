@@ -251,6 +251,7 @@ def _run(run: Any) -> RunInfo:
         tags=tuple(run.tags),
         start_time=_seconds(run.start_time) if run.HasField("start_time") else None,
         config=config,
+        resumed=bool(run.resumed or run.resume),
     )
 
 

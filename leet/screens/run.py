@@ -18,7 +18,9 @@ from leet.screens.gridkeys import GridActions
 
 from leet.catalog import ChartSpec, group
 from leet.keys import RUN_KEYS
+from leet.labels import LabelFilter
 from leet.runsource import RunSnapshot, RunSource
+from leet.runstate import RunState
 from leet.runviews import console_lines, header_parts, metric_specs, overview_lines, step_range, time_range
 from leet.views import chart_view, default_mode, filter_specs, series_keys
 from widgets.chartframe import MODES
@@ -29,6 +31,7 @@ from widgets.textline import TextLine
 from widgets.textpane import TextPane
 
 HINTS = (("h", "help"), ("q", "quit"), ("/", "filter"), ("1", "metrics"), ("2", "system"), ("4", "console"), ("[", "overview"), ("tab", "focus"))
+SHARED_HINTS = (("l", "labels"),)
 PROMPTS = {
     "metrics": "Metrics filter (regex or text):",
     "system": "System filter (title, key or label):",
@@ -41,10 +44,13 @@ class RunScreen(GridActions, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in RUN_KEYS]
     AUTO_FOCUS = ""
 
-    def __init__(self, source: RunSource, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, source: RunSource, *, clock: Callable[[], float] = time.time, labels: LabelFilter | str | None = None) -> None:
         super().__init__()
         self.source = source
         self._clock = clock
+        # Which nodes of a shared run show in the system charts and the console.
+        self.labels = labels if isinstance(labels, LabelFilter) else LabelFilter.parse(labels)
+        self._system_filtered: tuple = (None, None)
         self.filters = {"metrics": "", "system": "", "overview": "", "console": ""}
         self._modes: dict[str, str] = {}
         self._metric_specs: dict[str, ChartSpec] = {}
@@ -101,9 +107,9 @@ class RunScreen(GridActions, Screen[None]):
         store = self.source.store
         run = self.source.system_key
         series = store.series(run)
-        if len(series) != self._system_count:
-            self._system_count = len(series)
-            keys = [s.key if s.label is None else f"{s.key}/l:{s.label}" for s in series]
+        if (len(series), self.labels) != self._system_filtered:
+            self._system_filtered = (len(series), self.labels)
+            keys = [s.key if s.label is None else f"{s.key}/l:{s.label}" for s in series if self.labels.matches(s.label)]
             self._all_system_specs = group(keys, order="title")
         specs = filter_specs(getattr(self, "_all_system_specs", []), self.filters["system"])
         self._system_specs = {spec.chart: spec for spec in specs}
@@ -128,7 +134,8 @@ class RunScreen(GridActions, Screen[None]):
             overview.set_lines(overview_lines(snapshot, self._clock(), self.filters["overview"]), self._filter_note("overview"))
         console = self.query_one("#console", TextPane)
         if console.display:
-            console.set_lines(console_lines(snapshot, self.filters["console"]), self._filter_note("console"))
+            note = " · ".join(part for part in (self._filter_note("console"), self.labels.describe(snapshot.labels)) if part)
+            console.set_lines(console_lines(snapshot, self.filters["console"], self.labels), note)
 
     def _filter_note(self, name: str) -> str:
         return f"filter: {self.filters[name]}" if self.filters[name] else ""
@@ -139,9 +146,14 @@ class RunScreen(GridActions, Screen[None]):
         first, last, total = metrics.page_range()
         charts = f" · metrics {first}-{last} of {total}" if total else " · no metrics yet"
         notes = [f" · {name} filter: {clean(value)}" for name, value in self.filters.items() if value]
+        if self.labels.active:
+            notes.append(" · " + clean(self.labels.describe(snapshot.labels)))
+            missing = self.labels.unmatched(snapshot.labels)
+            if missing and snapshot.state is not RunState.LOADING:
+                notes.append(" · no node " + clean(",".join(missing)))
         self.query_one("#header", TextLine).set_content(left + [(charts, "muted")] + [(n, "warn") for n in notes], right)
         hints = []
-        for key, what in HINTS:
+        for key, what in HINTS + (SHARED_HINTS if snapshot.labels else ()):
             hints += [(f" {key}", "key"), (f" {what}", "muted")]
         self.query_one("#status", TextLine).set_content(hints, [])
 
@@ -224,6 +236,27 @@ class RunScreen(GridActions, Screen[None]):
         current = self._modes.get(key) or default_mode(specs[chart_id])
         self._modes[key] = MODES[(MODES.index(current) + 1) % len(MODES)]
         self._redraw_charts()
+
+    def action_pick_labels(self) -> None:
+        snapshot = self._snapshot
+        if snapshot is None or not snapshot.labels:
+            self.notify("This run has no node labels (not a shared-mode run)", timeout=3)
+            return
+        from leet.screens.labels import LabelPicker
+
+        def chosen(labels: LabelFilter | None) -> None:
+            if labels is not None:
+                self.set_labels(labels)
+
+        self.app.push_screen(LabelPicker(snapshot.writers, snapshot.labels, self.labels, self.set_labels), chosen)
+
+    def set_labels(self, labels: LabelFilter) -> None:
+        """Show only these nodes' system metrics and console lines."""
+        self.labels = labels
+        if self._snapshot is not None:
+            self._draw_system()
+            self._draw_text(self._snapshot)
+            self._draw_bars(self._snapshot)
 
     def action_filter(self, name: str) -> None:
         if name == "metrics" and self._focused_pane() == "console":

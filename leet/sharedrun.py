@@ -1,0 +1,316 @@
+"""A shared-mode run: every writer's file of one run id, tailed at once and merged.
+
+In W&B shared mode each process (node, rank) writes its own run directory
+with the same run id; the file inside is named ``run-<id>.wandb`` in every one
+of them. History and summary come from the primary writer (the one that
+wrote an environment record); system metrics and console output come from
+every writer, tagged with its node label (the ``/l:LABEL`` suffix its system
+keys carry).
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+from leet.runfile.events import Environment, RunInfo, StatsRow
+from leet.runfile.reader import RunFileError, read_records
+from leet.runfile.records import decode
+from leet.runsource import CRASH_AFTER, LOADING_REDRAW, UI_WAIT, RunSnapshot, RunSource, WriterStatus, find_run_file
+from leet.runstate import ConsoleLine, RunState
+from leet.store import Store
+
+HEAD_BYTES = 64 * 1024  # the run and environment records come first
+RESCAN_SECONDS = 2.0  # how often to look for writers that started after we opened the run
+
+
+@dataclass(frozen=True)
+class WriterHead:
+    """What the first records of one writer's file say."""
+
+    file: Path
+    info: RunInfo | None = None
+    primary: bool = False  # it wrote an environment record: only the primary does
+    label: str | None = None  # from its first labelled system key, if the head holds one
+
+    @property
+    def start_time(self) -> float:
+        return self.info.start_time if self.info is not None and self.info.start_time else float("inf")
+
+
+def read_head(file: Path, max_bytes: int = HEAD_BYTES) -> WriterHead:
+    """Identity, primary-ness and label from the head of ``file`` (damage there costs only what it hides)."""
+    try:
+        records = read_records(file, 0, max_bytes).records
+    except (OSError, RunFileError):
+        return WriterHead(file)
+    info = None
+    primary = False
+    label = None
+    for _offset, payload in records:
+        event = decode(payload)
+        if isinstance(event, RunInfo) and info is None:
+            info = event
+        elif isinstance(event, Environment):
+            primary = True
+        elif isinstance(event, StatsRow) and label is None:
+            label = label_of_keys(event.values)
+    return WriterHead(file, info, primary, label)
+
+
+def label_of_keys(keys) -> str | None:
+    for key in keys:
+        at = key.find("/l:")
+        if at >= 0:
+            return key[at + 3:]
+    return None
+
+
+def sibling_files(file: Path) -> list[Path]:
+    """Every writer's file of the run that ``file`` belongs to: same file name, sibling run directories."""
+    run_dir = file.parent
+    root = run_dir.parent
+    found = {file}
+    try:
+        children = list(os.scandir(root))
+    except OSError:
+        return [file]
+    for child in children:
+        if child.name == "latest-run" or child.path == str(run_dir) or not child.is_dir(follow_symlinks=False):
+            continue
+        candidate = Path(child.path) / file.name
+        if candidate.is_file():
+            found.add(candidate)
+    return sorted(found)
+
+
+def order_writers(heads: Sequence[WriterHead]) -> list[WriterHead]:
+    """The primary first, then by start time and directory; resumed segments of the run are left out."""
+    writers = [head for head in heads if head.info is None or not head.info.resumed] or list(heads)
+    by_start = sorted(writers, key=lambda head: (head.start_time, str(head.file)))
+    primary = next((head for head in by_start if head.primary), by_start[0])
+    return [primary] + [head for head in by_start if head is not primary]
+
+
+def writer_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The files to open for ``path``: all writers of its run, primary first (one file for an ordinary run)."""
+    file = find_run_file(path)
+    siblings = sibling_files(file)
+    if len(siblings) == 1:
+        return siblings
+    return [head.file for head in order_writers([read_head(f) for f in siblings])]
+
+
+def open_run(path_or_files: str | os.PathLike[str] | Sequence[Path], store: Store, **options) -> "RunSource | SharedRunSource":
+    """A ``RunSource`` for an ordinary run, a ``SharedRunSource`` when the run has several writers."""
+    files = writer_files(path_or_files) if isinstance(path_or_files, (str, os.PathLike)) else list(path_or_files)
+    if len(files) == 1:
+        return RunSource(files[0], store, **options)
+    return SharedRunSource(files, store, **options)
+
+
+def merge_console(parts: Sequence[Sequence[ConsoleLine]], count: int) -> tuple[ConsoleLine, ...]:
+    """Writers' console lines in time order (each part is already), the newest ``count``."""
+    if count <= 0:
+        return ()
+    merged = list(heapq.merge(*parts, key=lambda line: line.time if line.time is not None else 0.0))
+    return tuple(merged[-count:])
+
+
+class SharedRunSource:
+    """All writers of one run into one store; the same surface as ``RunSource``.
+
+    ``files`` lists the writers' run files, the primary's first (see
+    ``writer_files``). One worker thread reads every writer in turn; history
+    lands under ``run_key``, every writer's system metrics under ``system_key``.
+    """
+
+    def __init__(
+        self,
+        files: Sequence[str | os.PathLike[str]],
+        store: Store,
+        *,
+        key: str | None = None,
+        poll_interval: float = 0.1,
+        crash_after: float = CRASH_AFTER,
+        monotonic: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        rescan: float = RESCAN_SECONDS,
+    ) -> None:
+        if not files:
+            raise ValueError("a shared run needs at least one writer file")
+        self.store = store
+        self.poll_interval = poll_interval
+        self.crash_after = crash_after
+        self.rescan = rescan
+        self._monotonic = monotonic
+        self._wall = wall
+        primary = find_run_file(files[0])
+        self.path = primary
+        self._key = key or _run_id_of(primary)
+        self._lock = threading.Lock()
+        self.writers: list[RunSource] = []
+        for file in files:
+            self._add_writer(Path(file))
+        self._listeners: list[Callable[[], None]] = []
+        self._ui_ready = threading.Event()
+        self._ui_ready.set()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._rounds = 0
+        self._scanned_at = monotonic()
+
+    def _add_writer(self, file: Path) -> None:
+        index = len(self.writers)
+        writer = RunSource(
+            file,
+            self.store,
+            key=self._key,
+            poll_interval=self.poll_interval,
+            crash_after=self.crash_after,
+            monotonic=self._monotonic,
+            wall=self._wall,
+            history=index == 0,
+            default_label=None if index == 0 else f"writer{index}",
+        )
+        with self._lock:
+            self.writers.append(writer)
+
+    # -- identity -------------------------------------------------------------
+    @property
+    def run_key(self) -> str:
+        return self._key
+
+    @property
+    def system_key(self) -> str:
+        return self.writers[0].system_key
+
+    @property
+    def model(self):
+        return self.writers[0].model
+
+    def labels(self) -> tuple[str, ...]:
+        return tuple(label for label in (self._label(i, w) for i, w in enumerate(self._writers())) if label)
+
+    def _writers(self) -> list[RunSource]:
+        with self._lock:
+            return list(self.writers)
+
+    @staticmethod
+    def _label(index: int, writer: RunSource) -> str | None:
+        return writer.label or (None if index == 0 else writer.default_label)
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    # -- reading ---------------------------------------------------------------
+    def step(self) -> bool:
+        """One batch from every writer; True if anything changed."""
+        changed = False
+        for writer in self._writers():
+            changed = writer.step() or changed
+        self._rounds += 1
+        if self.rescan and self._monotonic() - self._scanned_at >= self.rescan:
+            self._scanned_at = self._monotonic()
+            changed = self.find_new_writers() or changed
+        return changed
+
+    def find_new_writers(self) -> bool:
+        """Writers that started after the run was opened (a node joining late)."""
+        known = {writer.path for writer in self._writers()}
+        new = [file for file in sibling_files(self.path) if file not in known]
+        heads = [read_head(file) for file in new]
+        added = False
+        for head in heads:
+            if head.info is not None and head.info.resumed:
+                continue
+            self._add_writer(head.file)
+            added = True
+        return added
+
+    def hold_after_first_batch(self) -> None:
+        self._ui_ready.clear()
+
+    def ui_ready(self) -> None:
+        self._ui_ready.set()
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="leet-shared-run", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 1.0) -> None:
+        self._stop.set()
+        for writer in self._writers():
+            writer.stop(0)  # only its split-load child: its reading happens on our thread
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        unshown = False
+        told_at: float | None = None
+        while not self._stop.is_set():
+            changed = self.step()
+            if self._rounds == 1 and not self._ui_ready.is_set():
+                self._notify()
+                self._ui_ready.wait(UI_WAIT)
+            unshown = unshown or changed
+            now = time.monotonic()
+            loaded = all(writer.model.loaded for writer in self._writers())
+            if unshown and (loaded or told_at is None or now - told_at >= LOADING_REDRAW):
+                self._notify()
+                unshown, told_at = False, now
+            if not changed:
+                finished = loaded and all(writer.model.exit is not None for writer in self._writers())
+                self._stop.wait(self.poll_interval * (10 if finished else 1))
+
+    def _notify(self) -> None:
+        for listener in self._listeners:
+            listener()
+
+    # -- reading the model ---------------------------------------------------
+    def snapshot(self, console_lines: int = 2000) -> RunSnapshot:
+        writers = self._writers()
+        snaps = [writer.snapshot(console_lines) for writer in writers]
+        labels = [self._label(i, writer) for i, writer in enumerate(writers)]
+        consoles = [[replace(line, label=label) for line in snap.console] if label else list(snap.console) for snap, label in zip(snaps, labels)]
+        primary = snaps[0]
+        loading = any(snap.state is RunState.LOADING for snap in snaps)
+        statuses = tuple(
+            WriterStatus(label=label or "", state=snap.state, primary=i == 0, file=writer.path, exit_code=snap.exit_code, records=snap.records)
+            for i, (writer, snap, label) in enumerate(zip(writers, snaps, labels))
+        )
+        return replace(
+            primary,
+            state=RunState.LOADING if loading else primary.state,
+            console=merge_console(consoles, console_lines),
+            records=sum(snap.records for snap in snaps),
+            bytes_read=sum(snap.bytes_read for snap in snaps),
+            file_size=sum(snap.file_size for snap in snaps),
+            lost_bytes=sum(snap.lost_bytes for snap in snaps),
+            lost_records=sum(snap.lost_records for snap in snaps),
+            error="; ".join(f"{label or 'primary'}: {snap.error}" for snap, label in zip(snaps, labels) if snap.error),
+            labels=tuple(sorted({label for label in labels if label}, key=natural_key)),
+            writers=statuses,
+        )
+
+    def close(self) -> None:
+        self.stop()
+        for writer in self._writers():
+            writer.close()
+
+
+def _run_id_of(file: Path) -> str:
+    name = file.name
+    return name[len("run-"):-len(".wandb")] if name.startswith("run-") and name.endswith(".wandb") else file.stem
+
+
+def natural_key(text: str) -> tuple:
+    """``rank2`` before ``rank10``."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
