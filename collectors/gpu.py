@@ -54,3 +54,4 @@ class GpuProcess:
     kind: str = "compute"  # "compute" or "graphics"
     in_tree: bool = False  # part of the watched process tree (--pid)
     mig: str = ""  # the MIG slice it runs on, if any
+    container_pid: int | None = None  # its PID inside its own, nested PID namespace (a container), if any

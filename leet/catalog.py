@@ -251,6 +251,10 @@ _GPU_FIELDS: dict[str, _Field] = {
     "pipeFp16Active": _Field("GPU FP16 Active", PERCENT),
     "pcieTxBytes": _Field("GPU PCIe Tx", MIB_PER_S),
     "pcieRxBytes": _Field("GPU PCIe Rx", MIB_PER_S),
+    # NVML's own PCIe counters (nvmlDeviceGetPcieThroughput), in KiB/s: the
+    # same traffic as GPM's MiB/s "...Bytes" keys, so the same chart.
+    "pcieTxKBps": _Field("GPU PCIe Tx", _Unit("B/s", 2.0**10), chart="pcieTxBytes"),
+    "pcieRxKBps": _Field("GPU PCIe Rx", _Unit("B/s", 2.0**10), chart="pcieRxBytes"),
     "nvlinkTxBytes": _Field("GPU NVLink Tx", MIB_PER_S),
     "nvlinkRxBytes": _Field("GPU NVLink Rx", MIB_PER_S),
 }
