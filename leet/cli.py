@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     symon.add_argument("--pid", type=_pid, help="report process metrics (cpu, proc.*) for this process")
     symon.add_argument("--tree", action="store_true", default=None, help="with --pid: include all descendants, like x_stats_track_process_tree")
     symon.add_argument("--disk-path", dest="disk_paths", action="append", metavar="PATH", help="disk path to watch (repeatable; default /)")
+    symon.add_argument("--gpu-ids", metavar="IDS", help="only these NVIDIA GPUs, e.g. 0,2 (like x_stats_gpu_device_ids; default all)")
     symon.add_argument("--label", help="tag every metric with this node label (/l:LABEL), as shared-mode runs do")
     symon.add_argument("--no-mouse", dest="mouse", action="store_false", default=None, help="do not capture the mouse (cheaper over SSH)")
     symon.add_argument("--theme", help="Textual theme name (e.g. textual-dark, nord, gruvbox)")
@@ -76,6 +77,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "track_tree": args.tree,
         "disk_paths": tuple(args.disk_paths) if args.disk_paths else None,
         "label": args.label,
+        "gpu_ids": args.gpu_ids,
         "mouse": args.mouse,
         "theme": args.theme,
         "grid_rows": grid.get("rows"),
@@ -92,10 +94,13 @@ def _load_config(args: argparse.Namespace):
 
 
 def _make_hub(config, use_cgroup: bool):
+    from collectors.accelerators import accelerator_collectors
     from collectors.host import host_collectors
     from collectors.hub import Hub
 
     collectors = host_collectors(pid=config.pid, disk_paths=config.disk_paths, track_tree=config.track_tree, use_cgroup=use_cgroup)
+    # GPU use is attributed to the watched process and everything it started (W&B mirrors the same set).
+    collectors += accelerator_collectors(gpu_ids=config.gpu_ids, pid=config.pid, track_tree=True)
     # A short first span: rates and percentages need two readings, and the
     # first one should be on screen with the first frame.
     return Hub(collectors, interval=config.interval, label=config.label, warmup=0.2)

@@ -7,6 +7,7 @@ The file is TOML at ``$LEET_CONFIG`` or ``<user config dir>/leet/config.toml``:
     history_minutes = 10    # width of the live time window
     disk_paths = ["/"]
     mouse = true
+    gpu_ids = [0, 2]        # only these NVIDIA GPUs (default: all)
 
     [grid]
     rows = 3
@@ -48,6 +49,7 @@ class Config:
     pid: int | None = None
     track_tree: bool = False
     label: str | None = None
+    gpu_ids: tuple[int, ...] | None = None  # None: every GPU
     sidebar: bool = True
     source: str = field(default="defaults", compare=False)
 
@@ -78,6 +80,19 @@ def _check_grid(value: Any, where: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 9:
         raise ConfigError(f"{where}: grid {name} must be a whole number from 1 to 9, got {value!r}")
     return value
+
+
+def _check_gpu_ids(value: Any, where: str) -> tuple[int, ...]:
+    """``[0, 2]`` or ``"0,2"`` → (0, 2), as ``x_stats_gpu_device_ids`` takes them."""
+    if isinstance(value, str):
+        parts = [part for part in value.replace(" ", "").split(",") if part]
+        try:
+            value = [int(part) for part in parts]
+        except ValueError:
+            raise ConfigError(f"{where}: gpu_ids must be GPU indices like 0,2, got {value!r}") from None
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in value):
+        raise ConfigError(f"{where}: gpu_ids must be a non-empty list of GPU indices, got {value!r}")
+    return tuple(dict.fromkeys(value))
 
 
 def _from_mapping(base: Config, data: Mapping[str, Any], where: str) -> Config:
@@ -123,6 +138,8 @@ def _from_mapping(base: Config, data: Mapping[str, Any], where: str) -> Config:
             changes[name] = data[name]
     if "label" in data:
         changes["label"] = str(data["label"]) or None
+    if "gpu_ids" in data:
+        changes["gpu_ids"] = _check_gpu_ids(data["gpu_ids"], where)
     if "pid" in data:
         if isinstance(data["pid"], bool) or not isinstance(data["pid"], int) or data["pid"] <= 0:
             raise ConfigError(f"{where}: pid must be a process id")
@@ -154,6 +171,8 @@ def _from_environ(base: Config, environ: Mapping[str, str]) -> Config:
         data["history_minutes"] = environ["LEET_HISTORY_MINUTES"]
     if "LEET_DISK_PATHS" in environ:
         data["disk_paths"] = [p for p in environ["LEET_DISK_PATHS"].split(os.pathsep) if p]
+    if "LEET_GPU_IDS" in environ:
+        data["gpu_ids"] = environ["LEET_GPU_IDS"]
     if "LEET_NO_MOUSE" in environ:
         data["mouse"] = environ["LEET_NO_MOUSE"] in ("", "0", "false")
     return _from_mapping(base, data, "environment") if data else base
