@@ -47,3 +47,15 @@ def test_bad_settings_name_the_file_and_the_key(tmp_path, text, message):
 def test_leet_config_env_points_at_the_file(tmp_path):
     path = write(tmp_path, "interval = 3")
     assert load(environ={"LEET_CONFIG": str(path)}).interval == 3.0
+
+
+def test_gpu_ids_come_from_flag_env_or_file_and_bad_ones_are_named(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text("gpu_ids = [0, 2]\n")
+    assert load(path=path, environ={}).gpu_ids == (0, 2)
+    assert load(path=path, environ={"LEET_GPU_IDS": "1"}).gpu_ids == (1,)
+    assert load({"gpu_ids": "3,1,3"}, path=path, environ={}).gpu_ids == (3, 1)
+    assert load(path=tmp_path / "missing.toml", environ={}).gpu_ids is None, "every GPU by default"
+    path.write_text('gpu_ids = ["a"]\n')
+    with pytest.raises(ConfigError, match="gpu_ids"):
+        load(path=path, environ={})
