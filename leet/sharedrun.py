@@ -26,7 +26,7 @@ from leet.runsource import CRASH_AFTER, LOADING_REDRAW, UI_WAIT, RunSnapshot, Ru
 from leet.runstate import ConsoleLine, RunState
 from leet.store import Store
 
-HEAD_BYTES = 64 * 1024  # the run and environment records come first
+HEAD_BYTES = 16 * 1024  # the run and environment records come first: a few KiB in
 RESCAN_SECONDS = 2.0  # how often to look for writers that started after we opened the run
 
 
@@ -61,6 +61,8 @@ def read_head(file: Path, max_bytes: int = HEAD_BYTES) -> WriterHead:
             primary = True
         elif isinstance(event, StatsRow) and label is None:
             label = label_of_keys(event.values)
+        if info is not None and primary and label is not None:
+            break
     return WriterHead(file, info, primary, label)
 
 
