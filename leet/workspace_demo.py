@@ -1,7 +1,8 @@
 """The workspace view on a made-up folder of runs: the same on every machine.
 
 Snapshots and screenshots build it here. ``DemoWorkspace`` reads like a
-``WorkspaceSource``: a fixed list of runs in every state, and a selection
+``WorkspaceSource``: a fixed list of runs in every state, in W&B groups
+and job types, one of them a shared run with four writers, and a selection
 that folds each run's synthetic history into the store at once; no files,
 no threads, a fixed clock. Start times are shown in local time; callers
 that need identical output everywhere set ``TZ=UTC``.
@@ -53,15 +54,23 @@ class DemoRunSpec:
     hours_ago: float  # when it started, before the demo's now
     state: RunState
     exit_code: int | None = None
+    job_type: str = "train"
+    labels: tuple[str, ...] = ()  # node labels of a shared-mode run's writers, the primary's first
 
 
+RANKS = ("rank0", "rank1", "rank2", "rank3")
+
+# Newest first. The workspace also selects its newest run at start: a run newer than the first would join the overlay.
 DEMO_RUNS: tuple[DemoRunSpec, ...] = (
-    DemoRunSpec("q7m2x9ka", "resnet50-adamw-lr5e-4", "sweep-lr", 5e-4, 180, 0.65, RunState.RUNNING),
-    DemoRunSpec("k3v9x2q7", "resnet50-adamw-lr3e-4", "sweep-lr", 3e-4, 300, 2.5, RunState.FINISHED, 0),
-    DemoRunSpec("p4d8w1zn", "vit-s16-adamw-lr3e-4", "vit-baseline", 3e-4, 95, 4.0, RunState.CRASHED),
-    DemoRunSpec("b6t3r8yc", "resnet50-adamw-lr1e-2", "sweep-lr", 1e-2, 60, 6.0, RunState.FAILED, 1),
-    DemoRunSpec("h2n5c7ve", "resnet50-adamw-lr1e-3", "sweep-lr", 1e-3, 300, 8.5, RunState.FINISHED, 0),
-    DemoRunSpec("f9j4s6ud", "resnet50-adamw-lr1e-4", "sweep-lr", 1e-4, 300, 11.0, RunState.FINISHED, 0),
+    DemoRunSpec("q7m2x9ka", "resnet50-adamw-lr5e-4", "sweep", 5e-4, 180, 0.65, RunState.RUNNING),
+    DemoRunSpec("d4x8m2wr", "ddp-r50-4gpu", "ddp", 3e-4, 120, 1.2, RunState.RUNNING, labels=RANKS),
+    DemoRunSpec("e5v1c3qa", "eval-lr3e-4", "sweep", 3e-4, 50, 2.1, RunState.FINISHED, 0, job_type="eval"),
+    DemoRunSpec("k3v9x2q7", "resnet50-adamw-lr3e-4", "sweep", 3e-4, 300, 2.5, RunState.FINISHED, 0),
+    DemoRunSpec("p4d8w1zn", "vit-s16-adamw-lr3e-4", "vit", 3e-4, 95, 4.0, RunState.CRASHED),
+    DemoRunSpec("b6t3r8yc", "resnet50-adamw-lr1e-2", "sweep", 1e-2, 60, 6.0, RunState.FAILED, 1),
+    DemoRunSpec("s8g2k6pt", "smoke-test", "", 1e-3, 10, 7.0, RunState.FINISHED, 0, job_type=""),
+    DemoRunSpec("h2n5c7ve", "resnet50-adamw-lr1e-3", "sweep", 1e-3, 300, 8.5, RunState.FINISHED, 0),
+    DemoRunSpec("f9j4s6ud", "resnet50-adamw-lr1e-4", "sweep", 1e-4, 300, 11.0, RunState.FINISHED, 0),
 )
 DEMO_SELECTED = ("q7m2x9ka", "k3v9x2q7")  # the running run and the best finished one
 
@@ -175,15 +184,20 @@ class DemoWorkspace:
 
 def _entry(run: DemoRun, directory: PurePosixPath, start: float) -> RunEntry:
     spec = run.spec
+    # A shared-mode run's secondary writers get the primary's directory name with -1, -2, … appended.
+    directories = [directory] + [directory.with_name(f"{directory.name}-{n}") for n in range(1, len(spec.labels))]
+    files = tuple(folder / f"run-{spec.run_id}.wandb" for folder in directories)
     return RunEntry(
         key=run.key,
         directory=directory,  # type: ignore[arg-type]  # shown, never opened
-        file=directory / f"run-{spec.run_id}.wandb",  # type: ignore[arg-type]
+        file=files[0],  # type: ignore[arg-type]
+        files=files,  # type: ignore[arg-type]
+        labels=spec.labels,
         run_id=spec.run_id,
         name=spec.name,
         project=DEMO_PROJECT,
         group=spec.group,
-        job_type="train",
+        job_type=spec.job_type,
         start_time=start,
         state=spec.state,
         exit_code=spec.exit_code,
@@ -224,7 +238,7 @@ def run_events(spec: DemoRunSpec, start: float) -> Iterator[Any]:
     config = {"model": {"arch": spec.name.split("-")[0]}, "optimizer": "adamw", "lr": spec.lr, "batch_size": 256}
     yield RunInfo(
         run_id=spec.run_id, entity="leet", project=DEMO_PROJECT, display_name=spec.name, group=spec.group,
-        job_type="train", host="gpu-node-07", start_time=start, config=config,
+        job_type=spec.job_type, host="gpu-node-07", start_time=start, config=config,
     )
     values: dict[str, float] = {}
     for step in range(spec.steps):

@@ -120,9 +120,10 @@ async def test_the_newest_run_is_selected_and_charted_at_start(workspace):
         assert source.selected() == [basic.run_dir.name]
         assert run_rows(app)[0].startswith(f"● {basic.name}")
         assert mark(app, workspace.failed.run_id) == "○"
-        assert "5 runs · 1 selected" in header(app) and str(workspace.runs) in header(app)
+        total = len(source.entries())  # a shared run's writers are one run
+        assert f"{total} runs · 1 selected" in header(app) and str(workspace.runs) in header(app)
         assert "metrics 1-4 of 4" in header(app)
-        assert list_title(app).startswith("Runs [1-5 of 5]")
+        assert list_title(app).startswith(f"Runs [1-{total} of {total}] · flat · all jobs")
         states = " ".join(run_rows(app))
         assert "failed (3)" in states and "crashed?" in states and "finished" in states
         assert "●" not in legend(app, "loss"), "one run: no legend"
@@ -155,6 +156,37 @@ async def test_deselecting_every_run_leaves_no_charts(workspace):
         await press(pilot, "space")  # the cursor starts on the selected newest run
         assert mark(app, workspace.basic.name) == "○"
         assert titles(app) == [] and "no metrics" in header(app)
+
+
+# -- shared runs and groups ---------------------------------------------------------------
+
+
+async def test_a_shared_run_is_one_row_with_its_writer_count(workspace):
+    async with running(workspace) as (app, pilot, source):
+        tagged = [row for row in run_rows(app) if "×2" in row]
+        assert len(tagged) == 1, run_rows(app)
+        assert workspace.shared.run_id[:7] in tagged[0]
+
+
+async def test_g_groups_the_runs_and_space_and_enter_still_act_on_the_run_under_the_cursor(workspace):
+    async with running(workspace) as (app, pilot, source):
+        await press(pilot, "g")
+        assert "· by group ·" in list_title(app)
+        rows = run_rows(app)
+        assert rows[0].startswith(f"{workspace.basic.group} · 1 run ─") and rows[1].startswith(f"● {workspace.basic.name}")
+        assert rows[2].startswith("(no group) · ")
+        failed = workspace.failed.run_dir.name
+        for _ in range(len(rows)):
+            if app.screen.query_one(RunList).cursor_key == failed:
+                break
+            await press(pilot, "down")
+        await press(pilot, "space")
+        assert mark(app, workspace.failed.run_id) == "●" and "2 selected" in header(app)
+        await press(pilot, "enter")
+        assert isinstance(app.screen, RunScreen)
+        await until(pilot, lambda: "failed (exit 3)" in header(app), "the opened run to load")
+        await press(pilot, "escape")
+        assert "· by group ·" in list_title(app), "the grouping outlives the run view"
 
 
 # -- the run view ----------------------------------------------------------------------
@@ -203,7 +235,7 @@ async def test_f_filters_the_runs_list_by_name_group_or_state(workspace):
         await press(pilot, "enter")
         assert not app.screen.query_one(FilterBar).display
         assert "filter: fail" in list_title(app) and "runs filter: fail" in header(app)
-        assert "5 runs" in header(app), "the header still counts every run"
+        assert f"{len(source.entries())} runs" in header(app), "the header still counts every run"
 
         await press(pilot, "ctrl+f", "f", "s", "w", "e", "e", "p", "enter")  # the basic run's group
         assert [row[2:].split()[0] for row in run_rows(app)] == [workspace.basic.name]
@@ -213,14 +245,14 @@ async def test_f_filters_the_runs_list_by_name_group_or_state(workspace):
         assert [row[2:].split()[0] for row in run_rows(app)] == [workspace.killed.run_id]
 
         await press(pilot, "ctrl+f")
-        assert len(run_rows(app)) == 5
+        assert len(run_rows(app)) == len(source.entries())
         assert "filter" not in list_title(app) and "filter" not in header(app)
 
 
 async def test_the_list_title_follows_a_run_filter_that_matches_every_run(workspace):
     async with running(workspace) as (app, pilot, source):
         await press(pilot, "f", "o", "f", "f")  # every directory is offline-run-…
-        assert len(run_rows(app)) == 5
+        assert len(run_rows(app)) == len(source.entries())
         assert "filter: off" in list_title(app), "while typing"
         await press(pilot, "enter", "ctrl+f")
         assert "filter" not in list_title(app), "cleared"

@@ -1,8 +1,10 @@
 """Whole-screen snapshots of the workspace view (``leet DIR``) on a made-up folder of runs.
 
-The runs come from ``leet.workspace_demo.make_workspace_demo``: six runs
-(running, finished, presumed crashed, failed), two of them overlaid; no
-files, no threads, a fixed clock. The SVGs live in
+The runs come from ``leet.workspace_demo.make_workspace_demo``: nine runs
+(running, finished, presumed crashed, failed) in three W&B groups and none,
+one of them a shared run with four writers, two of them overlaid; no files,
+no threads, a fixed clock. Grouping and job types have their own snapshots
+in test_snapshots_workspace_groups.py. The SVGs live in
 ``tests/__snapshots__/test_workspace_snapshots/``; after a deliberate change
 to the view, regenerate them with
 ``python3 -m pytest tests/test_workspace_snapshots.py --snapshot-update`` and

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import Callable
+from typing import Callable, Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,31 +18,89 @@ from leet.runsource import RunNotFound, RunSource
 from leet.runstate import RunState
 from leet.runviews import STATE_STYLE, metric_specs, overlay_view, step_range
 from leet.screens.run import RunScreen
+from leet.sharedrun import open_run
 from leet.store import SeriesKey
 from leet.workspace import RunEntry, WorkspaceSource
 from widgets.chartframe import MODES
 from widgets.filterbar import FilterBar
 from widgets.grid import ChartGrid
 from widgets.matching import compile_filter
-from widgets.runlist import RunList, RunRow
+from widgets.runlist import GroupHeader, ListRow, RunList, RunRow, compact_labels
 from widgets.text import clean
 from widgets.textline import TextLine
 
-HINTS = (("h", "help"), ("q", "quit"), ("space", "select"), ("enter", "open"), ("f", "filter runs"), ("/", "filter metrics"), ("tab", "focus"))
+HINTS = (("h", "help"), ("q", "quit"), ("space", "select"), ("enter", "open"), ("f", "filter runs"), ("g", "group"), ("j", "job type"), ("/", "filter metrics"), ("tab", "focus"))
+GROUPINGS = ("flat", "group")
+NO_GROUP = "(no group)"
 
 
-def run_row(entry: RunEntry) -> RunRow:
+def run_row(entry: RunEntry, grouping: str = "flat", job_type: str = "") -> RunRow:
+    """One run's line; its details leave out what the grouping or the job-type filter already say."""
     # The column is 10 cells: "presumed crashed" would lose the word that matters.
     state = ("crashed?" if entry.state is RunState.CRASHED else entry.state.value) if entry.exit_code in (None, 0) else f"failed ({entry.exit_code})"
     started = dt.datetime.fromtimestamp(entry.start_time).strftime("%m-%d %H:%M") if entry.start_time else ""
-    return RunRow(entry.key, entry.title, entry.run_id, state, STATE_STYLE[entry.state], started, entry.live)
+    detail = (entry.group if grouping == "flat" else "", "" if job_type else entry.job_type)
+    return RunRow(
+        entry.key, entry.title, entry.run_id, state, STATE_STYLE[entry.state], started, entry.live,
+        writers=entry.writers, labels=compact_labels(entry.labels), detail=tuple(part for part in detail if part),
+    )
+
+
+def entry_texts(entry: RunEntry) -> tuple[str, ...]:
+    """What the run filter searches."""
+    texts = (entry.key, entry.name, entry.run_id, entry.project, entry.group, entry.job_type, entry.state.value, *entry.labels)
+    return tuple(text for text in texts if text)
 
 
 def entry_matches(entry: RunEntry, pattern: str) -> bool:
     if not pattern:
         return True
     matches = compile_filter(pattern)
-    return any(matches(text) for text in (entry.key, entry.name, entry.run_id, entry.project, entry.group, entry.job_type, entry.state.value) if text)
+    return any(matches(text) for text in entry_texts(entry))
+
+
+def job_types(entries: Sequence[RunEntry]) -> list[str]:
+    """The job types among ``entries``, sorted."""
+    return sorted({entry.job_type for entry in entries if entry.job_type})
+
+
+def next_job_type(entries: Sequence[RunEntry], current: str) -> str:
+    """The job type after ``current`` in the cycle all ("") → each job type present → all."""
+    cycle = ["", *job_types(entries)]
+    at = cycle.index(current) if current in cycle else 0
+    return cycle[(at + 1) % len(cycle)]
+
+
+def list_rows(entries: Sequence[RunEntry], grouping: str = "flat", job_type: str = "", pattern: str = "") -> list[ListRow]:
+    """The runs list for ``entries`` (newest first): filtered by job type and ``pattern``, flat or under group headers.
+
+    Groups come in the order of their newest run; runs without a group come last, under ``(no group)``.
+    """
+    matches = compile_filter(pattern) if pattern else None
+    shown = [
+        entry for entry in entries
+        if (not job_type or entry.job_type == job_type) and (matches is None or any(matches(text) for text in entry_texts(entry)))
+    ]
+    if grouping != "group":
+        return [run_row(entry, grouping, job_type) for entry in shown]
+    groups: dict[str, list[RunEntry]] = {}
+    for entry in shown:
+        groups.setdefault(entry.group, []).append(entry)
+    if "" in groups:
+        groups[""] = groups.pop("")  # to the end
+    rows: list[ListRow] = []
+    for group, members in groups.items():
+        rows.append(GroupHeader(group or NO_GROUP, len(members), sum(entry.live for entry in members)))
+        rows += [run_row(entry, grouping, job_type) for entry in members]
+    return rows
+
+
+def list_note(grouping: str, job_type: str, pattern: str) -> str:
+    """What the runs list title says about how it is cut: grouping, job type, text filter."""
+    parts = ["by group" if grouping == "group" else "flat", f"job: {clean(job_type)}" if job_type else "all jobs"]
+    if pattern:
+        parts.append(f"filter: {clean(pattern)}")
+    return " · ".join(parts)
 
 
 class WorkspaceScreen(GridActions, Screen[None]):
@@ -57,6 +115,8 @@ class WorkspaceScreen(GridActions, Screen[None]):
         self._modes: dict[str, str] = {}
         self._auto_selected = False
         self._titles: dict[str, str] = {}
+        self.grouping = GROUPINGS[0]
+        self.job_type = ""  # "": every job type
 
     def compose(self) -> ComposeResult:
         yield TextLine(id="header")
@@ -84,10 +144,9 @@ class WorkspaceScreen(GridActions, Screen[None]):
             self._auto_selected = True
             self.source.select(entries[0].key)
         self._titles = {entry.key: entry.title for entry in entries}
-        shown = [entry for entry in entries if entry_matches(entry, self.filters["runs"])]
-        runs = self.query_one(RunList)
-        note = f"filter: {clean(self.filters['runs'])}" if self.filters["runs"] else ""
-        runs.set_runs([run_row(entry) for entry in shown], self.source.selected(), note)
+        pattern = self.filters["runs"]
+        rows = list_rows(entries, self.grouping, self.job_type, pattern)
+        self.query_one(RunList).set_runs(rows, self.source.selected(), list_note(self.grouping, self.job_type, pattern))
         with self.app.batch_update():
             self._draw_metrics()
             self._draw_bars(len(entries))
@@ -124,7 +183,8 @@ class WorkspaceScreen(GridActions, Screen[None]):
         left = [(f" {clean(str(self.source.root.resolve()))}", "heading"), (f" · {total} runs · {selected} selected", "muted")]
         first, last, charts = self.grid.page_range()
         right = [(f"metrics {first}-{last} of {charts} " if charts else "no metrics ", "muted")]
-        notes = [(f" · {name} filter: {clean(value)}", "warn") for name, value in self.filters.items() if value]
+        notes = [(f" · job type: {clean(self.job_type)}", "warn")] if self.job_type else []
+        notes += [(f" · {name} filter: {clean(value)}", "warn") for name, value in self.filters.items() if value]
         self.query_one("#header", TextLine).set_content(left + notes, right)
         hints = []
         for key, what in HINTS:
@@ -149,7 +209,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
             return
         view_key = f"{entry.key}#open"
         try:
-            run = RunSource(entry.file, self.source.store, key=view_key)
+            run = open_run(list(entry.files) or [entry.file], self.source.store, key=view_key)  # every writer of a shared run
         except RunNotFound as error:  # deleted since the last scan
             self.notify(clean(str(error)), severity="error", timeout=4)
             return
@@ -188,6 +248,18 @@ class WorkspaceScreen(GridActions, Screen[None]):
         runs = self.query_one(RunList)
         runs.display = not runs.display
 
+    def action_cycle_grouping(self) -> None:
+        self.grouping = GROUPINGS[(GROUPINGS.index(self.grouping) + 1) % len(GROUPINGS)]
+        self.update_view()
+
+    def action_cycle_job_type(self) -> None:
+        entries = self.source.entries()
+        if not job_types(entries) and not self.job_type:
+            self.notify("These runs have no job types", timeout=2)
+            return
+        self.job_type = next_job_type(entries, self.job_type)
+        self.update_view()
+
     def action_cycle_mode(self) -> None:
         chart_id = self.grid.focused_chart_id()
         if chart_id is None:
@@ -198,7 +270,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
         self._draw_metrics()
 
     def action_filter(self, name: str) -> None:
-        prompt = "Run filter (name, id, project, group, state):" if name == "runs" else "Metrics filter (regex or text):"
+        prompt = "Run filter (name, id, project, group, job type, label, state):" if name == "runs" else "Metrics filter (regex or text):"
         self.query_one(FilterBar).open(name, prompt, self.filters[name])
 
     def action_clear_filter(self, name: str) -> None:
