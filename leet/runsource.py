@@ -277,7 +277,7 @@ class RunSource:
             apply(event)
         columns = history.finish()
         if columns:
-            self.store.extend_many(self.run_key, columns)
+            self.store.extend_many(self.run_key, columns, labelled=False)
         if system:
             self.store.extend_many(self.system_key, system)
 
@@ -373,7 +373,7 @@ class RunSource:
             model.history_keys.update(frame.keys)
             self._child_lost = (self._child_lost[0] + frame.lost_records, self._child_lost[1] + frame.lost_bytes)
         if columns:
-            self.store.extend_many(self.run_key, columns)
+            self.store.extend_many(self.run_key, columns, labelled=False)
 
     def _drop_child(self, resume: bool = True) -> bool:
         """Stop using the child; with ``resume``, read on from the end of the last batch taken from it."""

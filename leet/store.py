@@ -462,9 +462,12 @@ class Store:
             self._version += 1
 
     def extend_many(
-        self, run: str, batch: Mapping[str, tuple[Sequence[float], Sequence[float]]]
+        self, run: str, batch: Mapping[str, tuple[Sequence[float], Sequence[float]]], labelled: bool = True
     ) -> tuple[str, ...]:
         """Add ``{wandb_key[/l:LABEL]: (times, values)}`` to ``run`` under one lock.
+
+        ``labelled=False`` takes keys whole: a metric a user logged as
+        ``loss/l:x`` is one history series, not ``loss`` of node ``x``.
 
         As ``extend`` for each key, except that a point with a non-finite time
         or a non-number value is left out (logged once per key) and the rest
@@ -486,7 +489,7 @@ class Store:
                         continue
                     found = by_raw_key.get(raw_key)
                     if found is None:
-                        key, label = split_label(str(raw_key))
+                        key, label = split_label(str(raw_key)) if labelled else (str(raw_key), None)
                         found = by_raw_key[raw_key] = self._get_or_add(SeriesKey(run, key, label))
                     found.extend(points.t, points.v, points.ascending)
                 self._version += 1

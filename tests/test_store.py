@@ -542,3 +542,11 @@ def test_time_span_covers_every_series_of_a_run_including_folded_points():
     first, last = store.time_span("r")
     assert last == 129.0 and first == 50.0
     assert store.time_span("nothing") is None
+
+
+def test_history_keys_are_taken_whole_even_when_they_look_labelled():
+    store = Store()
+    store.extend_many("run", {"loss/l:x": ([1.0], [0.5])}, labelled=False)
+    store.extend_many("run#system", {"cpu/l:rank1": ([1.0], [20.0])})
+    assert store.series("run") == [SeriesKey("run", "loss/l:x", None)]
+    assert store.series("run#system") == [SeriesKey("run#system", "cpu", "rank1")]
