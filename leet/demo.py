@@ -10,16 +10,18 @@ callers that need identical output everywhere set ``TZ=UTC``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from collectors.base import Collector
 from collectors.fake import DEFAULT_START, FakeClock, make_fake_collectors, replay
 from leet.app import LeetApp
+from leet.catalog import join_label
 from leet.config import Config
 from leet.runfile.events import ConsoleOutput, Environment, HistoryRow, RunExit, RunInfo, StatsRow, SummaryUpdate
-from leet.runsource import SYSTEM_SUFFIX, RunSnapshot
-from leet.runstate import RunModel
+from leet.runsource import SYSTEM_SUFFIX, RunSnapshot, WriterStatus
+from leet.runstate import RunModel, RunState
 from leet.sources import LiveSource
 from leet.store import Store
 
@@ -84,11 +86,12 @@ class DemoRunSource:
     the rest to a ``RunModel``); there is no file and no thread.
     """
 
-    def __init__(self, store: Store, *, clock: Callable[[], float], file_size: int = 0) -> None:
+    def __init__(self, store: Store, *, clock: Callable[[], float], file_size: int = 0, writers: tuple[WriterStatus, ...] = ()) -> None:
         self.store = store
         self.model = RunModel(loaded=True)
         self._clock = clock
         self._file_size = file_size
+        self._writers = writers  # a shared run's writers, as the real source lists them
         self._listeners: list[Callable[[], None]] = []
 
     @property
@@ -114,19 +117,24 @@ class DemoRunSource:
         history: dict[str, tuple[list[float], list[float]]] = {}
         system: dict[str, tuple[list[float], list[float]]] = {}
         for event in events:
+            label = None
+            if isinstance(event, tuple):  # (node label, console output) of a shared run
+                label, event = event
+            elif self._writers and isinstance(event, ConsoleOutput):
+                label = self._writers[0].label  # the primary's own lines
             if isinstance(event, HistoryRow):
                 _add_points(history, float(event.step), event.values)
             elif isinstance(event, StatsRow):
                 _add_points(system, event.timestamp, event.values)
-            self.model.apply(event)
-        self.store.extend_many(self.run_key, history)
+            self.model.apply(event, label)
+        self.store.extend_many(self.run_key, history, labelled=False)
         self.store.extend_many(self.system_key, system)
         for listener in self._listeners:
             listener()
 
     def snapshot(self, console_lines: int = 2000) -> RunSnapshot:
         model = self.model
-        return RunSnapshot.of(
+        snapshot = RunSnapshot.of(
             model,
             run_key=self.run_key,
             state=model.state(self._clock(), crash_after=600.0),
@@ -134,6 +142,9 @@ class DemoRunSource:
             run_id=self.run_key,
             console_lines=console_lines,
         )
+        if not self._writers:
+            return snapshot
+        return replace(snapshot, labels=tuple(w.label for w in self._writers), writers=self._writers)
 
 
 def _add_points(columns: dict[str, tuple[list[float], list[float]]], x: float, values: Any) -> None:
@@ -157,20 +168,33 @@ def make_run_demo(
     seconds_per_step: float = 12.0,
     theme: str = DEMO_THEME,
     start: float = DEFAULT_START,
+    nodes: int = 0,
+    slow_node: int | None = None,
+    labels: str | None = None,
 ) -> RunDemo:
-    """A finished run of ``steps`` training steps from ``start``: metrics, two GPUs, console, exit 0."""
+    """A finished run of ``steps`` training steps from ``start``: metrics, two GPUs, console, exit 0.
+
+    With ``nodes``, a shared run instead: that many nodes (``rank0``…) each
+    write the system metrics and console lines under their label, and
+    ``slow_node`` lags; ``labels`` is the node filter the view opens with.
+    """
     from leet.screens.run import RunScreen
 
     end = start + steps * seconds_per_step
     clock = FakeClock(end + 60.0)
-    source = DemoRunSource(Store(), clock=clock, file_size=DEMO_RUN_FILE_BYTES)
-    source.feed(demo_run_events(steps, seconds_per_step, start))
-    app = LeetApp(source, Config(theme=theme), clock=clock, live=False, screen=lambda: RunScreen(source, clock=clock))
+    source = DemoRunSource(Store(), clock=clock, file_size=DEMO_RUN_FILE_BYTES, writers=demo_writers(nodes))
+    source.feed(demo_run_events(steps, seconds_per_step, start, nodes=nodes, slow_node=slow_node))
+    app = LeetApp(source, Config(theme=theme), clock=clock, live=False, screen=lambda: RunScreen(source, clock=clock, labels=labels))
     return RunDemo(app, source)
 
 
-def demo_run_events(steps: int, seconds_per_step: float, start: float) -> Iterator[Any]:
-    """The events a W&B run file of a small image-classification run would hold, in file order."""
+def demo_run_events(
+    steps: int, seconds_per_step: float, start: float, *, nodes: int = 0, slow_node: int | None = None
+) -> Iterator[Any]:
+    """The events a W&B run file of a small image-classification run would hold, in file order.
+
+    With ``nodes``, system metrics come from that many labelled nodes (see ``make_run_demo``).
+    """
     config = {
         "model": {"arch": "resnet50", "depth": 50, "dropout": 0.1},
         "optimizer": "adamw",
@@ -190,6 +214,10 @@ def demo_run_events(steps: int, seconds_per_step: float, start: float) -> Iterat
         "gpu_count": 2, "cuda_version": "12.4",
     })
     yield ConsoleOutput("stdout", "loading cifar10 from /data/cifar10 (50,000 train, 10,000 test)\n", start)
+    for node in range(1, nodes):
+        yield (f"rank{node}", ConsoleOutput("stdout", f"NCCL INFO rank {node}/{nodes} ready on gpu-node-{7 + node:02d}\n", start + 0.1 * node))
+        if node == slow_node:
+            yield (f"rank{node}", ConsoleOutput("stderr", "warning: GPU 0 clocks throttled (power cap)\n", start + 0.5))
     yield ConsoleOutput("stderr", "UserWarning: TF32 matmul is enabled; results may differ slightly\n", start)
     stats_every = max(1, int(30 / seconds_per_step))
     epoch_steps = max(1, steps // 6)
@@ -197,7 +225,7 @@ def demo_run_events(steps: int, seconds_per_step: float, start: float) -> Iterat
         now = start + step * seconds_per_step
         yield HistoryRow(step, _demo_metrics(step, steps), now, now - start)
         if step % stats_every == 0:
-            yield StatsRow(now, _demo_system(now - start))
+            yield from _demo_stats(now, now - start, nodes, slow_node)
         if step % epoch_steps == epoch_steps - 1 or step == steps - 1:
             epoch = step // epoch_steps
             yield from _demo_progress(epoch, now)
@@ -208,6 +236,19 @@ def demo_run_events(steps: int, seconds_per_step: float, start: float) -> Iterat
     final = _demo_metrics(steps - 1, steps)
     yield SummaryUpdate({**final, "best_acc": 0.9412, "_step": steps - 1, "_runtime": end - start, "_timestamp": end})
     yield RunExit(exit_code=0, runtime=end - start)
+
+
+def demo_writers(nodes: int) -> tuple[WriterStatus, ...]:
+    """The writers of the made-up shared run: one directory each, as the SDK names them."""
+    root = Path("/data/wandb")
+    return tuple(
+        WriterStatus(
+            label=f"rank{node}", state=RunState.FINISHED, primary=node == 0,
+            file=root / f"offline-run-20261114_194300-{DEMO_RUN_ID}{'-' + str(node) if node else ''}" / f"run-{DEMO_RUN_ID}.wandb",
+            exit_code=0, records=1200 if node else 9800,
+        )
+        for node in range(nodes)
+    )
 
 
 def _demo_metrics(step: int, steps: int) -> dict[str, float]:
@@ -229,7 +270,18 @@ def _demo_metrics(step: int, steps: int) -> dict[str, float]:
     return values
 
 
-def _demo_system(elapsed: float) -> dict[str, float]:
+def _demo_stats(now: float, elapsed: float, nodes: int, slow_node: int | None) -> Iterator[StatsRow]:
+    if not nodes:
+        yield StatsRow(now, _demo_system(elapsed))
+        return
+    for node in range(nodes):
+        # Each node samples on its own clock, a little after the one before.
+        at = now + 1.3 * node
+        values = _demo_system(elapsed + 1.3 * node, phase=0.9 * node, slow=node == slow_node)
+        yield StatsRow(at, {join_label(key, f"rank{node}"): value for key, value in values.items()})
+
+
+def _demo_system(elapsed: float, phase: float = 0.0, slow: bool = False) -> dict[str, float]:
     values = {
         "cpu": 310 + 40 * math.sin(elapsed / 170),
         "memory_percent": 38 + 6 * (1 - math.exp(-elapsed / 600)),
@@ -239,11 +291,11 @@ def _demo_system(elapsed: float) -> dict[str, float]:
         "disk./.usagePercent": 61 + elapsed / 3600,
     }
     for gpu in (0, 1):
-        phase = gpu * 1.7
-        values[f"gpu.{gpu}.gpu"] = 91 + 6 * math.sin(elapsed / 90 + phase)
-        values[f"gpu.{gpu}.memoryAllocated"] = 71 + 3 * gpu + 2 * math.sin(elapsed / 400 + phase)
-        values[f"gpu.{gpu}.temp"] = 58 + 12 * (1 - math.exp(-elapsed / 500)) + 1.5 * math.sin(elapsed / 60 + phase)
-        values[f"gpu.{gpu}.powerWatts"] = 560 + 60 * math.sin(elapsed / 75 + phase)
+        gpu_phase = phase + gpu * 1.7
+        values[f"gpu.{gpu}.gpu"] = (41 if slow else 91) + 6 * math.sin(elapsed / 90 + gpu_phase)
+        values[f"gpu.{gpu}.memoryAllocated"] = 71 + 3 * gpu + 2 * math.sin(elapsed / 400 + gpu_phase)
+        values[f"gpu.{gpu}.temp"] = 58 + 12 * (1 - math.exp(-elapsed / 500)) + 1.5 * math.sin(elapsed / 60 + gpu_phase)
+        values[f"gpu.{gpu}.powerWatts"] = (330 if slow else 560) + 60 * math.sin(elapsed / 75 + gpu_phase)
     return values
 
 

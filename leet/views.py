@@ -11,21 +11,49 @@ import math
 import time
 from typing import Any, Iterable, Mapping, Sequence
 
-from leet.catalog import ChartSpec
+from leet.catalog import LABEL_SEPARATOR, ChartSpec, natural_key
+from leet.spread import find_outlier, node_levels, node_spread
 from leet.store import SeriesData, SeriesKey
-from widgets.chartframe import ChartView
+from widgets.chartframe import MODES, ChartView
 from widgets.matching import compile_filter
 from widgets.raster import SeriesView
 from widgets.units import format_value
-from widgets.vitals import Meter, VitalsModel
+from widgets.vitals import GpuSection, Meter, VitalsModel
 
 
 def series_keys(spec: ChartSpec, run: str) -> list[SeriesKey]:
     return [SeriesKey(run, info.key, info.label) for info in spec.series]
 
 
+# From this many series from several nodes, overlaid lines (and 8-cell heatmap
+# row names) stop being readable: the spread across nodes says more.
+_SPREAD_FROM = 4
+
+# Percentage points a node must differ by before it is called the odd one out.
+_PERCENT_GAP = 5.0
+
+
+def node_labels(spec: ChartSpec) -> tuple[str | None, ...]:
+    """The node labels of a chart's series, unlabelled first, then in natural order."""
+    labels = {info.label for info in spec.series}
+    return tuple(sorted(labels, key=lambda label: (label is not None, natural_key(label or ""))))
+
+
+def node_name(label: str | None) -> str:
+    return "(no label)" if label is None else label.replace(LABEL_SEPARATOR, " / ")
+
+
+def modes_for(spec: ChartSpec) -> tuple[str, ...]:
+    """The modes ``y`` cycles through: "spread" only where several nodes write the chart."""
+    if len(node_labels(spec)) >= 2:
+        return MODES
+    return tuple(mode for mode in MODES if mode != "spread")
+
+
 def default_mode(spec: ChartSpec) -> str:
-    """Many bounded series (CPU cores, 8 GPUs) read best as a heatmap."""
+    """Many bounded series (CPU cores, 8 GPUs) read best as a heatmap; many nodes' series as their spread."""
+    if len(spec.series) >= _SPREAD_FROM and len(node_labels(spec)) >= 2:
+        return "spread"
     return "heatmap" if spec.percent and len(spec.series) >= 4 else "line"
 
 
@@ -48,8 +76,14 @@ def chart_view(
     mode: str,
     x_kind: str = "time",
 ) -> ChartView:
+    """What one chart shows in ``mode``; with several node labels, nodes get a colour each
+    in line and log mode, and "spread" shows how the nodes compare ("line" for one node)."""
+    labels = node_labels(spec)
+    if mode == "spread" and len(labels) >= 2:
+        return _spread_view(spec, snapshots, run, x_range, x_kind)
     names: list[str] = []
     data: list[SeriesView] = []
+    groups: list[int] = []
     for info, key in zip(spec.series, series_keys(spec, run)):
         snapshot = snapshots.get(key)
         if snapshot is None:
@@ -57,6 +91,8 @@ def chart_view(
         # A lone unnamed series needs no name: the title says what it is.
         names.append("" if info.legend == "Default" else info.legend)
         data.append(_scaled(snapshot, info.scale))
+        groups.append(labels.index(info.label))
+    by_node = len(labels) >= 2
     return ChartView(
         title=spec.title,
         unit=spec.unit,
@@ -66,8 +102,44 @@ def chart_view(
         y_min=spec.y_min,
         y_max=spec.y_max,
         percent=spec.percent,
-        mode=mode,
+        mode="line" if mode == "spread" else mode,
         x_kind=x_kind,
+        groups=tuple(node_name(label) for label in labels) if by_node else (),
+        series_group=tuple(groups) if by_node else (),
+    )
+
+
+def _spread_view(
+    spec: ChartSpec,
+    snapshots: Mapping[SeriesKey, SeriesData],
+    run: str,
+    x_range: tuple[float, float],
+    x_kind: str,
+) -> ChartView:
+    """Min to max across nodes as a band, their median, and the node that stands apart."""
+    by_node: dict[str, list[SeriesView]] = {node_name(label): [] for label in node_labels(spec)}
+    for info, key in zip(spec.series, series_keys(spec, run)):
+        snapshot = snapshots.get(key)
+        if snapshot is not None:
+            by_node[node_name(info.label)].append(_scaled(snapshot, info.scale))
+    spread = node_spread(by_node, x_range)
+    band = SeriesView(spread.t, spread.lo, spread.hi, spread.median) if spread else SeriesView((), (), (), ())
+    outlier = find_outlier(node_levels(spread), abs_gap=_PERCENT_GAP if spec.percent else 0.0) if spread else None
+    highlight = (SeriesView.points(spread.t, spread.nodes[outlier.label]),) if spread and outlier else ()
+    return ChartView(
+        title=spec.title,
+        unit=spec.unit,
+        series_names=(outlier.label,) if outlier else (),
+        data=highlight,
+        x_range=x_range,
+        y_min=spec.y_min,
+        y_max=spec.y_max,
+        percent=spec.percent,
+        mode="spread",
+        x_kind=x_kind,
+        band=band,
+        band_name=f"{len(by_node)} nodes",
+        note=outlier.describe(spec.unit) if outlier else "",
     )
 
 
@@ -185,7 +257,14 @@ def _host_subtitle(host: Any | None) -> str:
     return " • ".join(parts)
 
 
-def vitals_model(latest: Mapping[str, float], host: Any | None, disk_paths: Sequence[str], notes: Sequence[str] = ()) -> VitalsModel:
+def vitals_model(
+    latest: Mapping[str, float],
+    host: Any | None,
+    disk_paths: Sequence[str],
+    notes: Sequence[str] = (),
+    gpu: GpuSection | None = None,
+) -> VitalsModel:
+    """Host meters and rates; ``gpu`` (see ``leet.gpuview``) adds the GPU section."""
     meters = [m for m in (_cpu_meter(latest), _memory_meter(latest, host), _swap_meter(latest, host)) if m]
     meters += _disk_meters(latest, disk_paths)
     return VitalsModel(
@@ -194,6 +273,7 @@ def vitals_model(latest: Mapping[str, float], host: Any | None, disk_paths: Sequ
         meters=tuple(meters),
         lines=tuple(_rate_lines(latest)),
         notes=tuple(notes),
+        gpu=gpu or GpuSection(),
     )
 
 

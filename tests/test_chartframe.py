@@ -118,3 +118,55 @@ def test_legend_keeps_every_series_named_when_space_is_short():
     assert "resnet50-adamw-lr5e-4 0.9" in wide and "resnet50-adamw-lr3e-4 0.8" in wide
     narrow = text_of(view, 44, 8)[-1]
     assert "lr5e-4" in narrow and "lr3e-4" in narrow  # cut in the middle: the ends that differ stay
+
+
+def spread_view(note="rank2 low (41% vs median 95%)", outlier=True, **extra):
+    n = 40
+    lo = [41.0 + (i % 3) for i in range(n)]
+    band = SeriesView(list(range(n)), lo, [97.0] * n, [95.0] * n)
+    data = (series(lo),) if outlier else ()
+    names = ("rank2",) if outlier else ()
+    return ChartView(
+        "GPU Utilization", "%", names, data, (0, n - 1), percent=True, mode="spread",
+        band=band, band_name="4 nodes", note=note, **extra,
+    )
+
+
+def test_spread_mode_draws_a_band_with_the_median_and_the_outlier_line():
+    rows = compose_rows(spread_view(), 72, 14)
+    styles = {style for row in rows for _, style in row}
+    assert {"band", "median", "outlier"} <= styles
+    text = [row_text(row) for row in rows]
+    assert "⢕⢕⢕" in "".join(text[3:6])  # the shade between the nodes' min and max
+    assert text[0].startswith("╭─ GPU Utilization (%) ─ rank2 low (41% vs median 95%) ")
+    assert "med 95%" in text[0]
+    assert "⢕ 4 nodes ● median 95% ● rank2 41%" in text[-1] and text[-1].endswith(" spread ─╯")
+    note_styles = [style for run, style in rows[0] if "rank2" in run]
+    assert note_styles == ["warn"]
+
+
+def test_spread_note_gives_way_to_the_title_on_a_narrow_chart():
+    top = text_of(spread_view(), 30, 10)[0]
+    assert top.startswith("╭─ GPU Utilization (%) ") and len(top) == 30
+    mid = text_of(spread_view(), 44, 10)[0]
+    assert "rank2 low" in mid and "…" in mid and len(mid) == 44
+
+
+def test_spread_without_an_outlier_or_a_band():
+    calm = text_of(spread_view(note="", outlier=False), 60, 10)
+    assert "rank" not in calm[0] and "rank" not in calm[-1] and "4 nodes" in calm[-1]
+    no_band = ChartView("CPU", "%", ("a", "b"), (series([1, 2]), series([3, 4])), (0, 1), mode="spread")
+    assert no_band.mode == "line"  # nothing to spread: plain lines
+    empty = ChartView("X", "%", (), (), (0, 1), mode="spread", band=SeriesView((), (), (), ()))
+    assert any("waiting for data" in row for row in text_of(empty))
+
+
+def test_grouped_series_share_their_group_colour_and_the_legend_names_groups():
+    data = tuple(series([10 * i, 10 * i + 5]) for i in range(4))
+    view = ChartView("GPU", "%", ("GPU 0 · a", "GPU 1 · a", "GPU 0 · b", "GPU 1 · b"), data, (0, 1), percent=True,
+                     groups=("a", "b"), series_group=(0, 0, 1, 1))
+    rows = compose_rows(view, 60, 12)
+    plot_styles = {style for row in rows[1:-2] for _, style in row if style.startswith("s")}
+    assert plot_styles <= {"s0", "s1"}
+    bottom = row_text(rows[-1])
+    assert "● a 10%" in bottom and "● b 30%" in bottom and "GPU" not in bottom

@@ -9,9 +9,12 @@ import pytest
 
 from widgets.braille import BRAILLE_BASE
 from widgets.raster import (
+    BAND,
+    BAND_MIDDLE,
     HEAT_GLYPH,
     SeriesView,
     heatmap_layout,
+    render_band,
     render_heatmap,
     render_lines,
     y_bounds,
@@ -319,3 +322,55 @@ def test_heatmap_blank_for_no_series_or_bad_ranges() -> None:
 def test_heatmap_refuses_zero_levels() -> None:
     with pytest.raises(ValueError, match="levels"):
         render_heatmap([], 3, 2, (0, 1), (0, 1), levels=0)
+
+
+# ------------------------------------------------------------------- band
+
+
+def band(lo, hi, mid, start=0.0, step=1.0) -> SeriesView:
+    t = [start + i * step for i in range(len(lo))]
+    return SeriesView(t, list(lo), list(hi), list(mid))
+
+
+def test_band_shades_between_lo_and_hi_with_its_mean_on_top() -> None:
+    rows = render_band(band([20] * 11, [80] * 11, [50] * 11), [], 10, 10, (0, 10), (0, 100))
+    assert_shape(rows, 10, 10)
+    cells = owners(rows)
+    assert cells[5] == [BAND_MIDDLE] * 10  # the mean, at 50 of 0..100
+    assert {r for r, row in enumerate(cells) if BAND in row} == {2, 3, 4, 6, 7}  # 80 down to 20
+    assert all(row == [-1] * 10 for row in (cells[0], cells[1], cells[8], cells[9]))
+
+
+def test_band_shade_is_every_other_dot_so_lines_stay_readable() -> None:
+    rows = render_band(band([0] * 5, [100] * 5, [100] * 5), [], 4, 4, (0, 4), (0, 100))
+    shade = [[(text, owner) if owner == BAND else (" " * len(text), -1) for text, owner in row] for row in rows]
+    lit = dots(shade)
+    assert all((x + y) % 2 == 0 for x, y in lit)
+    assert len(lit) == 8 * 12 // 2  # the three rows under the mean line, half their dots
+
+
+def test_band_lines_sit_over_the_shade_in_their_own_owner() -> None:
+    lows = [10.0] * 21
+    rows = render_band(band(lows, [90] * 21, [80] * 21), [SeriesView.points(list(range(21)), lows)], 20, 8, (0, 20), (0, 100))
+    cells = owners(rows)
+    assert BAND_MIDDLE + 1 in cells[7]  # the highlighted line at 10, in the bottom row
+    assert BAND_MIDDLE in cells[1]
+
+
+def test_band_edges_run_straight_between_sparse_points() -> None:
+    rows = render_band(band([0, 0], [100, 100], [50, 50], step=10), [], 20, 4, (0, 10), (0, 100))
+    shaded_columns = {c for row in owners(rows) for c, owner in enumerate(row) if owner in (BAND, BAND_MIDDLE)}
+    assert shaded_columns == set(range(20))
+
+
+def test_band_gaps_where_no_node_has_a_value() -> None:
+    lo = [20, 20, NAN, NAN, NAN, NAN, 20, 20]
+    rows = render_band(band(lo, [80] * 8, [50, 50, NAN, NAN, NAN, NAN, 50, 50]), [], 14, 4, (0, 7), (0, 100))
+    cells = owners(rows)
+    assert all(cells[r][c] == -1 for r in range(4) for c in (6, 7))
+
+
+def test_band_blank_for_bad_sizes_and_ranges() -> None:
+    data = band([1, 2], [3, 4], [2, 3])
+    assert render_band(data, [], 0, 3, (0, 1), (0, 5)) == [[], [], []]
+    assert owners(render_band(data, [], 4, 2, (NAN, 1), (0, 5))) == [[-1] * 4, [-1] * 4]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
-from widgets.raster import SeriesView, heatmap_layout, render_heatmap, render_lines, y_bounds
+from widgets.raster import BAND, BAND_MIDDLE, SeriesView, heatmap_layout, render_band, render_heatmap, render_lines, y_bounds
 from widgets.ticks import integer_ticks, log_ticks, time_ticks
 from widgets.text import clean
 from widgets.units import axis_ticks, format_axis_labels, format_value
@@ -19,12 +19,20 @@ from widgets.units import axis_ticks, format_axis_labels, format_value
 Run = tuple[str, str]  # (text, style key)
 Row = list[Run]
 
-MODES = ("line", "log", "heatmap")
+MODES = ("line", "log", "heatmap", "spread")
+
+BAND_MARK = "⢕"  # the band's shade, as the legend shows it
 
 
 @dataclass(frozen=True)
 class ChartView:
-    """Everything needed to draw one chart, independent of any widget."""
+    """Everything needed to draw one chart, independent of any widget.
+
+    Mode "spread" draws ``band`` (lo to hi shaded, its mean as a line) with
+    ``data`` as highlighted lines over it; without a band it draws as "line".
+    With ``groups``, series of one group share a colour (``series_group``
+    gives each series' group) and the legend names groups.
+    """
 
     title: str
     unit: str = ""
@@ -38,6 +46,25 @@ class ChartView:
     x_kind: str = "time"  # "time" (wall clock) or "step"
     empty_note: str = "waiting for data"
     time_format: Callable[[float], str] | None = field(default=None, compare=False)
+    band: SeriesView | None = None
+    band_name: str = ""  # legend text for the band, e.g. "4 nodes"
+    note: str = ""  # a warning after the title, e.g. which series lags the rest
+    groups: tuple[str, ...] = ()
+    series_group: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.mode == "spread" and self.band is None:
+            object.__setattr__(self, "mode", "line")
+
+    def plotted(self) -> tuple[SeriesView, ...]:
+        """Every series that takes part in the y range."""
+        return self.data if self.band is None or self.mode != "spread" else (self.band, *self.data)
+
+    def color(self, index: int) -> str:
+        """Style key of series ``index`` in line and log mode."""
+        if index < len(self.series_group):
+            index = self.series_group[index]
+        return f"s{index % 12}"
 
 
 def text_width(text: str) -> int:
@@ -64,6 +91,9 @@ def _latest(series: SeriesView) -> float:
 
 def headline(view: ChartView) -> str:
     """The value shown at the top right: the newest reading."""
+    if view.mode == "spread" and view.band is not None:
+        middle = _latest(view.band)
+        return f"med {format_value(middle, view.unit)}" if math.isfinite(middle) else ""
     if not view.data:
         return ""
     latest = [_latest(s) for s in view.data]
@@ -82,26 +112,35 @@ def chart_title(view: ChartView) -> str:
     title = clean(view.title)
     if view.unit:
         title += f" ({view.unit})"
-    if len(view.series_names) > 1:
+    if len(view.series_names) > 1 and view.mode != "spread":
         title += f" [{len(view.series_names)}]"
     return title
 
 
+_MIN_NOTE = 8  # a note cut shorter than this says nothing
+
+
 def _top_border(view: ChartView, width: int, focused: bool) -> Row:
-    """``╭─ Title (unit) ──── value ╮``: the title wins when space is short."""
+    """``╭─ Title (unit) ─ note ──── value ╮``: the title wins when space is short, then the note."""
     frame = "frame-focus" if focused else "frame"
     title_style = "title-focus" if focused else "title"
     inner = width - 2
     title = chart_title(view)
+    note = clean(view.note)
     value = headline(view)
-    value_part = f" {value} " if value and len(title) + len(value) + 6 <= inner else ""
+    wanted = len(title) + (len(note) + 3 if note else 0)
+    value_part = f" {value} " if value and wanted + len(value) + 6 <= inner else ""
     room = inner - 2 - len(value_part)  # "─" before the title, at least one after
     title = fit(title, room - 2)
     title_part = f" {title} " if title else ""
-    fill = inner - 1 - len(title_part) - len(value_part)
+    note_room = room - len(title_part) - 3  # "─" before the note and its two spaces
+    note_part = f" {fit(note, note_room)} " if note and note_room >= _MIN_NOTE else ""
+    fill = inner - 1 - len(title_part) - len(value_part) - (len(note_part) + 1 if note_part else 0)
     row: Row = [("╭─", frame)]
     if title_part:
         row.append((title_part, title_style))
+    if note_part:
+        row.extend([("─", frame), (note_part, "warn")])
     row.append(("─" * max(0, fill), frame))
     if value_part:
         row.append((value_part, "value"))
@@ -119,13 +158,50 @@ def fit_middle(text: str, width: int) -> str:
     return text[:head] + "…" + text[len(text) - (width - 1 - head):]
 
 
-def _legend_texts(view: ChartView, with_values: bool, name_width: int | None) -> list[str]:
+class _Entry(NamedTuple):
+    """One legend entry: a coloured mark, a name and the newest value (NaN: none)."""
+
+    mark: str
+    style: str
+    name: str
+    value: float
+
+
+def _legend_entries(view: ChartView) -> list[_Entry]:
+    if view.mode == "spread":
+        entries = [_Entry(BAND_MARK, "band", view.band_name, math.nan)] if view.band_name else []
+        entries.append(_Entry("●", "median", "median", _latest(view.band) if view.band else math.nan))
+        entries += [_Entry("●", "outlier", name, _latest(series)) for name, series in zip(view.series_names, view.data)]
+        return entries
+    if view.mode == "heatmap" or len(view.series_names) < 2:
+        return []
+    if view.groups:
+        return _group_entries(view)
+    return [_Entry("●", view.color(i), name, _latest(series)) for i, (name, series) in enumerate(zip(view.series_names, view.data))]
+
+
+def _group_entries(view: ChartView) -> list[_Entry]:
+    """One entry per group that has series; its value is the mean of their newest readings."""
+    latest: dict[int, list[float]] = {}
+    for index, series in enumerate(view.data):
+        group = view.series_group[index] if index < len(view.series_group) else index
+        value = _latest(series)
+        latest.setdefault(group, []).extend([value] if math.isfinite(value) else [])
+    entries = []
+    for group in sorted(latest):
+        name = view.groups[group] if 0 <= group < len(view.groups) else ""
+        values = latest[group]
+        entries.append(_Entry("●", f"s{group % 12}", name, sum(values) / len(values) if values else math.nan))
+    return entries
+
+
+def _legend_texts(view: ChartView, entries: Sequence[_Entry], with_values: bool, name_width: int | None) -> list[str]:
     texts = []
-    for name, series in zip(view.series_names, view.data):
-        name = clean(name)
+    for entry in entries:
+        name = clean(entry.name)
         if name_width is not None:
             name = fit_middle(name, name_width)
-        value = _latest(series)
+        value = entry.value
         texts.append(f" {name} {format_value(value, view.unit)}" if with_values and math.isfinite(value) else f" {name}")
     return texts
 
@@ -136,20 +212,25 @@ def _legend(view: ChartView, width: int) -> Row:
     When everything does not fit, the values go first, then names are cut in
     the middle to an equal share, so every series stays named.
     """
-    count = len(view.series_names)
-    if view.mode == "heatmap" or count < 2:
+    entries = _legend_entries(view)
+    count = len(entries)
+    if not entries:
         return []
     share = max(4, width // count - 3)
-    for texts in (_legend_texts(view, True, None), _legend_texts(view, False, None), _legend_texts(view, False, share)):
+    for texts in (
+        _legend_texts(view, entries, True, None),
+        _legend_texts(view, entries, False, None),
+        _legend_texts(view, entries, False, share),
+    ):
         if sum(len(text) + 2 for text in texts) <= width:
             break
     runs: Row = []
     used = 0
-    for index, text in enumerate(texts):
+    for entry, text in zip(entries, texts):
         if used + len(text) + 2 > width:
             runs.append((" …", "muted"))
             break
-        runs.append((" ●", f"s{index % 12}"))
+        runs.append((f" {entry.mark}", entry.style))
         runs.append((text, "label"))
         used += len(text) + 2
     if runs:
@@ -194,7 +275,7 @@ def trim_row(row: Row, width: int) -> Row:
 def _y_range(view: ChartView, t0: float, t1: float) -> tuple[float, float] | None:
     if view.mode == "log":
         return y_bounds(view.data, t0, t1, positive=True)
-    bounds = y_bounds(view.data, t0, t1)
+    bounds = y_bounds(view.plotted(), t0, t1)
     if bounds is None:
         return None
     lo, hi = bounds
@@ -256,20 +337,23 @@ def _x_labels(view: ChartView, width: int) -> Row:
 
 
 def _plot_rows(view: ChartView, width: int, height: int, lo: float, hi: float) -> list[Row]:
+    style: Callable[[int], str]
     if view.mode == "heatmap":
         raw = render_heatmap(view.data, width, height, view.x_range, (lo, hi))
-        prefix = "h"
+        style = lambda owner: f"h{owner}"
+    elif view.mode == "spread" and view.band is not None:
+        raw = render_band(view.band, view.data, width, height, view.x_range, (lo, hi))
+        style = _band_style
     else:
         raw = render_lines(view.data, width, height, view.x_range, (lo, hi), log_y=view.mode == "log")
-        prefix = "s"
-    rows: list[Row] = []
-    for raw_row in raw:
-        row: Row = []
-        for text, owner in raw_row:
-            style = "empty" if owner < 0 else f"{prefix}{owner % 12 if prefix == 's' else owner}"
-            row.append((text, style))
-        rows.append(row)
-    return rows
+        style = view.color
+    return [[(text, "empty" if owner < 0 else style(owner)) for text, owner in raw_row] for raw_row in raw]
+
+
+def _band_style(owner: int) -> str:
+    if owner == BAND:
+        return "band"
+    return "median" if owner == BAND_MIDDLE else "outlier"
 
 
 def _heatmap_labels(view: ChartView, rows: int) -> dict[int, str]:
@@ -301,7 +385,7 @@ def compose_rows(view: ChartView, width: int, height: int, focused: bool = False
 
 def _body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:
     t0, t1 = view.x_range
-    y_range = _y_range(view, t0, t1) if view.data else None
+    y_range = _y_range(view, t0, t1) if view.plotted() else None
     if y_range is None:
         return _empty_body(view, width, plot_h, show_x)
     lo, hi = y_range

@@ -79,6 +79,10 @@ def chart_styles(variables: Mapping[str, str], base: Style) -> dict[str, Style]:
         "heading": fg("foreground", bold=True),
         "cursor": base + Style(color=_color(variables, "foreground").rich_color, bgcolor=_color(variables, "panel-lighten-1").rich_color, bold=True),
     }
+    # The spread of several nodes: a faint band, its median, the node that lags.
+    styles["band"] = base + Style(color=_color(variables, "primary").blend(_color(variables, "surface", "black"), 0.55).rich_color)
+    styles["median"] = fg("primary", bold=True)
+    styles["outlier"] = fg("warning", bold=True)
     for index, name in enumerate(SERIES_VARIABLES):
         styles[f"s{index}"] = fg(name)
     for level, color in enumerate(heat_colors(variables)):

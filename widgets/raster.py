@@ -1,8 +1,9 @@
-"""Turn series into rows of coloured runs: braille lines or a bucketed heatmap.
+"""Turn series into rows of coloured runs: braille lines, a shaded band, or a bucketed heatmap.
 
-Both renderers return ``list[list[(text, owner)]]``, top row first, each row
+Every renderer returns ``list[list[(text, owner)]]``, top row first, each row
 covering exactly ``width`` cells; owner -1 is an empty cell (a space). For
-lines the owner is the series index; for the heatmap it is the level.
+lines the owner is the series index; for the heatmap it is the level; for a
+band see ``render_band``.
 Pure Python, no Textual.
 """
 
@@ -13,7 +14,7 @@ from bisect import bisect_left, bisect_right
 from itertools import islice
 from typing import NamedTuple, Sequence
 
-from widgets.braille import EMPTY, BrailleCanvas, Run, merge_runs
+from widgets.braille import EMPTY, BrailleCanvas, Run, glyph, merge_runs
 
 HEAT_GLYPH = "█"
 
@@ -268,6 +269,99 @@ def _draw_series(
         top = min(_row(high, y_high, y_scale, bottom), reach_top)
         end = max(_row(low, y_high, y_scale, bottom), reach_bottom)
         vline(column, top, end, owner)
+
+
+# ----------------------------------------------------------------- band
+
+BAND = 0  # owner of band cells in ``render_band``
+BAND_MIDDLE = 1  # owner of the band's middle line; the lines drawn over it follow
+
+
+def render_band(
+    band: SeriesView,
+    lines: Sequence[SeriesView],
+    width: int,
+    height: int,
+    x_range: tuple[float, float],
+    y_range: tuple[float, float],
+) -> list[list[Run]]:
+    """A shaded band from each point's lo to its hi, its mean as a line, and ``lines`` over it.
+
+    Owners: ``BAND`` for the shade, ``BAND_MIDDLE`` for the mean line and
+    ``BAND_MIDDLE + 1 + i`` for ``lines[i]``. The shade is every other dot, so
+    it reads as a tint behind the lines; a cell that a line crosses shows only
+    the line's dots. Between points in dot columns apart the band's edges run
+    straight; a point whose lo, hi or mean is not finite is a gap.
+    """
+    if width <= 0 or height <= 0:
+        return _blank(width, height)
+    x_usable = _usable(*x_range)
+    y_usable = _usable(*y_range)
+    if x_usable is None or y_usable is None:
+        return _blank(width, height)
+    shade = BrailleCanvas(width, height)
+    for x, span in enumerate(_band_spans(band, shade.dot_width, shade.dot_height - 1, x_usable, y_usable)):
+        if span is not None:
+            for y in range(span[0] + (span[0] + x) % 2, span[1] + 1, 2):
+                shade.set(x, y, BAND)
+    ink = BrailleCanvas(width, height)
+    _draw_series(ink, SeriesView.points(band.t, band.mean), BAND_MIDDLE, x_usable, y_usable, False)
+    for index, view in enumerate(lines):
+        _draw_series(ink, view, BAND_MIDDLE + 1 + index, x_usable, y_usable, False)
+    rows: list[list[Run]] = []
+    for row in range(height):
+        text: list[str] = []
+        owners: list[int] = []
+        for column in range(width):
+            bits, owner = ink.cell(column, row)
+            if not bits:
+                bits, owner = shade.cell(column, row)
+            text.append(glyph(bits))
+            owners.append(owner)
+        rows.append(merge_runs("".join(text), owners))
+    return rows
+
+
+def _band_spans(
+    band: SeriesView, columns: int, bottom: int, x_range: tuple[float, float], y_range: tuple[float, float]
+) -> list[tuple[int, int] | None]:
+    """Per dot column, the dot rows (top, bottom) the band covers, or None."""
+    t0, t1 = x_range
+    y_low, y_high = y_range
+    spans: list[tuple[int, int] | None] = [None] * columns
+    start, stop = _visible(band.t, t0, t1)
+    start, stop = max(start - 1, 0), min(stop + 1, len(band.t))
+    x_scale = columns / (t1 - t0)
+    y_scale = bottom / (y_high - y_low)
+    isfinite = math.isfinite
+
+    def cover(column: int, top: float, end: float) -> None:
+        if 0 <= column < columns:
+            top_row = min(max(round(top), 0), bottom)
+            end_row = min(max(round(end), 0), bottom)
+            found = spans[column]
+            if found is not None:
+                top_row, end_row = min(found[0], top_row), max(found[1], end_row)
+            spans[column] = (top_row, end_row)
+
+    previous: tuple[int, float, float] | None = None  # column, top and bottom dot row of the last point
+    window = zip(*(_window(values, start, stop) for values in (band.t, band.lo, band.hi, band.mean)))
+    for t, lo, hi, mean in window:
+        if not (isfinite(t) and isfinite(lo) and isfinite(hi) and isfinite(mean)):
+            previous = None
+            continue
+        fx = min(max((t - t0) * x_scale, -_FAR), _FAR)
+        column = columns - 1 if t == t1 else math.floor(fx)
+        top, end = (y_high - hi) * y_scale, (y_high - lo) * y_scale
+        if previous is not None and column - previous[0] > 1:
+            first, top0, end0 = previous
+            steps = column - first
+            for between in range(max(first + 1, 0), min(column, columns)):
+                share = (between - first) / steps
+                cover(between, top0 + (top - top0) * share, end0 + (end - end0) * share)
+        cover(column, top, end)
+        previous = (column, top, end)
+    return spans
 
 
 # -------------------------------------------------------------- heatmap

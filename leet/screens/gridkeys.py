@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+from leet.catalog import ChartSpec
+from leet.views import default_mode, modes_for
 from widgets.grid import ChartGrid
+
+
+def next_mode(spec: ChartSpec, current: str | None) -> str:
+    """The mode ``y`` moves a chart to from ``current`` (None: the chart's default).
+
+    Only the modes the chart offers take part ("spread" needs several nodes);
+    a mode it does not offer moves to the first one.
+    """
+    modes = modes_for(spec)
+    current = current or default_mode(spec)
+    if current not in modes:
+        return modes[0]
+    return modes[(modes.index(current) + 1) % len(modes)]
 
 
 class GridActions:
