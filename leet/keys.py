@@ -36,9 +36,10 @@ SYMON_KEYS: tuple[Key, ...] = (
     Key("r", "grid(1,0)", "r R", "More / fewer grid rows", "Layout"),
     Key("R", "grid(-1,0)", "", "", "Layout"),
     Key("left_square_bracket", "toggle_sidebar", "[", "Show / hide the vitals sidebar", "Layout"),
-    Key("t", "cycle_sort", "t", "Sort processes by CPU or memory", "Processes"),
-    Key("f", "filter_processes", "f", "Filter processes by name or PID", "Processes"),
+    Key("t", "cycle_sort", "t", "Sort processes by CPU or memory (GPU table: memory, SM%, GPU)", "Processes"),
+    Key("f", "filter_processes", "f", "Filter processes by name or PID (the focused table)", "Processes"),
     Key("ctrl+f", "clear_process_filter", "ctrl+f", "Clear the process filter", "Processes"),
+    Key("g", "cycle_tables", "g", "Sidebar tables: GPU and host processes → GPU → host", "Processes"),
 )
 
 
@@ -69,7 +70,7 @@ RUN_KEYS: tuple[Key, ...] = (
     Key("N,pageup", "page(-1)", "N pgup", "Previous page of charts", "Charts"),
     Key("home", "page_to(0)", "home", "First page", "Charts"),
     Key("end", "page_to(-1)", "end", "Last page", "Charts"),
-    Key("y", "cycle_mode", "y", "Focused chart: line → log Y → heatmap", "Charts"),
+    Key("y", "cycle_mode", "y", "Focused chart: line → log Y → heatmap (→ spread across nodes)", "Charts"),
     Key("c", "grid(0,1)", "c C", "More / fewer grid columns", "Charts"),
     Key("C", "grid(0,-1)", "", "", "Charts"),
     Key("r", "grid(1,0)", "r R", "More / fewer grid rows", "Charts"),

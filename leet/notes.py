@@ -4,20 +4,53 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+# Collectors whose absence is the normal state of most machines: a CPU-only
+# box has no GPU driver, and saying so in a warning on every start is noise.
+# ``fake-gpu`` stands in for ``nvidia`` in demos and tests.
+GPU_BACKENDS = frozenset({"nvidia", "amd", "fake-gpu"})
 
-def extra_notes(extras: Mapping[str, Any]) -> list[str]:
-    """Warnings collectors attach as ``notes.<name>`` extras (e.g. a missing disk path)."""
-    return [str(note) for key, notes in sorted(extras.items()) if key.startswith("notes.") for note in notes]
+
+def _health(status: Any) -> str:
+    return getattr(status.health, "value", str(status.health))
 
 
-def health_notes(statuses: Iterable[Any], quiet: Iterable[str] = ()) -> list[str]:
-    """One line per collector that is not healthy, naming it and why."""
+def extra_notes(extras: Mapping[str, Any], skip: Iterable[str] = ()) -> list[str]:
+    """Warnings collectors attach as ``notes.<name>`` extras (e.g. a missing disk path).
+
+    Collectors named in ``skip`` keep their notes for a panel of their own.
+    """
+    skipped = {f"notes.{name}" for name in skip}
+    return [
+        str(note)
+        for key, notes in sorted(extras.items())
+        if key.startswith("notes.") and key not in skipped
+        for note in notes
+    ]
+
+
+def gpu_notes(extras: Mapping[str, Any]) -> list[str]:
+    """What GPU collectors say about their process list (e.g. PIDs they cannot match)."""
+    return [str(note) for name in sorted(GPU_BACKENDS) for note in extras.get(f"notes.{name}", ())]
+
+
+def health_notes(statuses: Iterable[Any], quiet: Iterable[str] = (), calm_when_absent: Iterable[str] = ()) -> list[str]:
+    """One line per collector that is not healthy, naming it and why.
+
+    Collectors in ``quiet`` are never mentioned; those in ``calm_when_absent``
+    only when they fail or hang, not when their hardware is simply not there.
+    """
     quiet = set(quiet)
+    calm = set(calm_when_absent)
     notes = []
     for status in statuses:
-        health = getattr(status.health, "value", str(status.health))
-        if health == "ok" or status.name in quiet:
+        health = _health(status)
+        if health == "ok" or status.name in quiet or (health == "absent" and status.name in calm):
             continue
         reason = status.reason or health
         notes.append(f"{status.name}: {reason}")
     return notes
+
+
+def absent_gpu_reasons(statuses: Iterable[Any]) -> list[str]:
+    """Why each GPU backend found nothing, e.g. "no NVIDIA driver: libnvidia-ml.so.1 not found"."""
+    return [status.reason or "not found" for status in statuses if status.name in GPU_BACKENDS and _health(status) == "absent"]

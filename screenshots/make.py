@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# Run as a script, Python puts screenshots/ on the path, not the repository.
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chromium-headless-shell")
 
 
@@ -40,7 +43,7 @@ class Shot:
 SHOTS = (
     Shot("symon", (160, 48)),
     Shot("symon-120x36", (120, 36)),
-    Shot("symon-gpus", (160, 48), gpus=2, keys=("backslash", "g", "p", "u", "enter"), caption="leet symon — 2 GPUs"),
+    Shot("symon-gpus", (160, 48), gpus=8, caption="leet symon — 8 GPUs"),
     Shot("run", (160, 48), keys=("4",), caption="leet PATH — a W&B run", view="run"),
     Shot("workspace", (160, 48), caption="leet ./wandb — runs overlaid", view="workspace"),
 )

@@ -62,16 +62,36 @@ class ProcessTable(StyledLines, can_focus=True):
     """
 
     BINDINGS = LIST_BINDINGS
+    SORTS: tuple[str, ...] = SORTS
+    PANE_TITLE = "Processes"
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._all: Sequence[Any] = ()
         self._shown: list[Any] = []
-        self.sort = "cpu"
+        self.sort = self.SORTS[0]
         self.pattern = ""
         self._cursor = 0
         self._top = 0
-        self._cursor_pid: int | None = None
+        self._cursor_pid: Any = None
+
+    # -- what a subclass changes ---------------------------------------------
+    def arrange_rows(self, rows: Sequence[Any]) -> list[Any]:
+        return arrange(rows, self.sort, self.pattern)
+
+    def row_key(self, row: Any) -> Any:
+        """What the cursor follows as rows move."""
+        return row.pid
+
+    def header_row(self, width: int) -> Row:
+        return header_row(width, self.sort)
+
+    def item_row(self, row: Any, width: int, style: str) -> Row:
+        return process_row(row, width, style)
+
+    def preamble_rows(self, width: int) -> list[Row]:
+        """Lines between the title and the column headings."""
+        return []
 
     # -- data --------------------------------------------------------------
     def set_processes(self, rows: Sequence[Any]) -> None:
@@ -83,7 +103,7 @@ class ProcessTable(StyledLines, can_focus=True):
         self._rearrange()
 
     def cycle_sort(self) -> str:
-        self.set_sort(SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)])
+        self.set_sort(self.SORTS[(self.SORTS.index(self.sort) + 1) % len(self.SORTS)])
         return self.sort
 
     def set_filter(self, pattern: str) -> None:
@@ -99,9 +119,9 @@ class ProcessTable(StyledLines, can_focus=True):
         return self._cursor_pid
 
     def _rearrange(self) -> None:
-        self._shown = arrange(self._all, self.sort, self.pattern)
+        self._shown = self.arrange_rows(self._all)
         # The cursor follows its process, not its row, as the order shifts.
-        pids = [r.pid for r in self._shown]
+        pids = [self.row_key(r) for r in self._shown]
         if self._cursor_pid in pids:
             self._cursor = pids.index(self._cursor_pid)
         self._cursor = max(0, min(self._cursor, len(self._shown) - 1))
@@ -125,7 +145,7 @@ class ProcessTable(StyledLines, can_focus=True):
         if not self._shown:
             return
         self._cursor = max(0, min(index, len(self._shown) - 1))
-        self._cursor_pid = self._shown[self._cursor].pid
+        self._cursor_pid = self.row_key(self._shown[self._cursor])
         self.relayout()
 
     def on_focus(self) -> None:
@@ -136,25 +156,32 @@ class ProcessTable(StyledLines, can_focus=True):
 
     # -- drawing -------------------------------------------------------------
     def build_rows(self, width: int, height: int) -> list[Row]:
-        body = max(1, height - 2)
+        preamble = self.preamble_rows(width)
+        body = max(1, height - 2 - len(preamble))
         if self._cursor < self._top:
             self._top = self._cursor
         elif self._cursor >= self._top + body:
             self._top = self._cursor - body + 1
         self._top = max(0, min(self._top, max(0, len(self._shown) - body)))
-        rows = [self._title_row(width, body), header_row(width, self.sort)]
+        rows = [self._title_row(width, body), *preamble, self.header_row(width)]
         for index in range(self._top, min(len(self._shown), self._top + body)):
             style = "cursor" if index == self._cursor and self.has_focus else "value"
-            rows.append(process_row(self._shown[index], width, style))
+            rows.append(self.item_row(self._shown[index], width, style))
         while len(rows) < height:
             rows.append([(" " * width, "empty")])
         return rows[:height]
+
+    def title_suffix(self) -> str:
+        return ""
 
     def _title_row(self, width: int, body: int) -> Row:
         total = len(self._shown)
         first = self._top + 1 if total else 0
         last = min(total, self._top + body)
-        title = f"Processes [{first}-{last} of {total}]"
+        title = f"{self.PANE_TITLE} [{first}-{last} of {total}]"
+        legend = self.title_suffix()
+        if len(title) + len(legend) <= width:
+            title += legend
         if self.pattern:
             title += f" filter: {clean(self.pattern)}"
         style = "title-focus" if self.has_focus else "title"

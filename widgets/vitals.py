@@ -1,4 +1,4 @@
-"""The vitals sidebar: CPU model and size, meters, and rate lines.
+"""The vitals sidebar: CPU model and size, meters, rate lines and GPUs.
 
 The owner builds a ``VitalsModel`` (plain data) from the latest sample; this
 module only draws it, so it knows nothing about metric keys.
@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from widgets.chartframe import Row, fit, trim_row
+from widgets.chartframe import Row, Run, fit, trim_row
 from widgets.lines import StyledLines
 from widgets.text import clean
 
 EIGHTHS = " ▏▎▍▌▋▊▉"
+MIN_COMPACT_BAR = 6  # cells a one-line GPU meter keeps before details take the rest
 
 
 @dataclass(frozen=True)
@@ -23,12 +24,44 @@ class Meter:
 
 
 @dataclass(frozen=True)
+class GpuSlice:
+    """One MIG instance under its GPU: profile and memory."""
+
+    label: str  # e.g. "1g.10gb"
+    fraction: float | None  # memory used, 0..1
+    text: str  # e.g. "3.2/9.8G"
+
+
+@dataclass(frozen=True)
+class GpuRow:
+    """One GPU: a utilisation meter (or a message in its place) and details below it."""
+
+    label: str  # e.g. "GPU0"
+    reading: str  # "87%" beside the meter, or the message that replaces it
+    fraction: float | None = None  # utilisation, 0..1; None with a meter: unknown
+    meter: bool = True  # False: ``reading`` is a message such as "lost" or "MIG · …"
+    brief: str = ""  # the message when room is short or the section compact, e.g. "MIG"
+    reading_style: str = "value"
+    details: tuple[tuple[str, str], ...] = ()  # (text, style), most important first
+    slices: tuple[GpuSlice, ...] = ()
+
+
+@dataclass(frozen=True)
+class GpuSection:
+    heading: str = ""  # e.g. "8 × NVIDIA H100 80GB HBM3"
+    rows: tuple[GpuRow, ...] = ()
+    note: str = ""  # why there are no GPUs, e.g. "no NVIDIA driver"
+    compact: bool = False  # one line per GPU: details beside the meter, as room allows
+
+
+@dataclass(frozen=True)
 class VitalsModel:
     title: str = ""
     subtitle: str = ""
     meters: tuple[Meter, ...] = ()
     lines: tuple[tuple[str, str], ...] = ()  # (label, text)
-    notes: tuple[str, ...] = ()  # warnings such as a missing driver
+    notes: tuple[str, ...] = ()  # warnings such as a failing collector
+    gpu: GpuSection = GpuSection()
 
 
 def meter_bar(fraction: float, width: int) -> tuple[str, str]:
@@ -59,22 +92,126 @@ def meter_row(meter: Meter, width: int, label_width: int) -> Row:
     return row
 
 
+def _label(text: str, label_width: int) -> Run:
+    return (fit(clean(text), label_width).ljust(label_width), "heading")
+
+
+def _joined(parts: tuple[tuple[str, str], ...], room: int) -> Row:
+    """As many ``parts`` as fit in ``room`` cells, in order, one space apart."""
+    row: Row = []
+    used = 0
+    for text, style in parts:
+        text = clean(text)
+        gap = 1 if row else 0
+        if used + gap + len(text) > room:
+            break
+        if gap:
+            row.append((" ", "empty"))
+        row.append((text, style))
+        used += gap + len(text)
+    return row
+
+
+def _row_width(row: Row) -> int:
+    return sum(len(text) for text, _ in row)
+
+
+def _bar(fraction: float | None, width: int) -> Row:
+    if width < 3 or fraction is None:
+        return [(" " * max(0, width), "empty")]
+    filled, empty = meter_bar(fraction, width)
+    return [(filled, level_style(fraction)), (empty, "muted")]
+
+
+def gpu_main_row(gpu: GpuRow, width: int, label_width: int, compact: bool) -> Row:
+    """The GPU's first line: its label, then the meter and reading, or a message."""
+    room = width - label_width - 1
+    row: Row = [_label(gpu.label, label_width), (" ", "empty")]
+    if not gpu.meter:
+        # Compact rows give the room to details when there are any.
+        short = len(gpu.reading) > room or (compact and bool(gpu.details))
+        message = gpu.brief if short and gpu.brief else gpu.reading
+        message = fit(clean(message), room)
+        row.append((message, gpu.reading_style))
+        extra = _joined(gpu.details, room - len(message) - 1) if compact else []
+        return (row + [(" ", "empty")] + extra) if extra else row
+    reading = fit(clean(gpu.reading), max(0, room - 4))
+    text: Row = [(reading, gpu.reading_style)]
+    if compact and gpu.details:
+        # Details take what the bar can spare and keep it readable.
+        extra = _joined(gpu.details, room - len(reading) - 2 - MIN_COMPACT_BAR)
+        if extra:
+            text += [(" ", "empty")] + extra
+    bar_width = room - 1 - _row_width(text)
+    return row + _bar(gpu.fraction, bar_width) + [(" ", "empty")] + text
+
+
+def gpu_detail_row(gpu: GpuRow, width: int, label_width: int) -> Row:
+    """Memory, temperature and power under the meter, dropping from the end when narrow."""
+    indent = label_width + 1
+    parts = _joined(gpu.details, width - indent)
+    if not parts and gpu.details:
+        text, style = gpu.details[0]
+        parts = [(fit(clean(text), width - indent), style)]
+    return [(" " * indent, "empty")] + parts
+
+
+def gpu_slice_row(piece: GpuSlice, width: int, indent: int, label_width: int) -> Row:
+    text = fit(clean(piece.text), max(0, width - indent - label_width - 2))
+    bar_width = width - indent - label_width - 2 - len(text)
+    label = (fit(clean(piece.label), label_width).ljust(label_width), "label")
+    return [(" " * indent, "empty"), label, (" ", "empty")] + _bar(piece.fraction, bar_width) + [(" ", "empty"), (text, "value")]
+
+
+def gpu_rows(section: GpuSection, width: int, label_width: int) -> list[Row]:
+    rows: list[Row] = []
+    if section.heading:
+        rows.append([(fit(clean(section.heading), width), "heading")])
+    for gpu in section.rows:
+        rows.append(gpu_main_row(gpu, width, label_width, section.compact))
+        if gpu.details and not section.compact:
+            rows.append(gpu_detail_row(gpu, width, label_width))
+        slice_width = max([len(piece.label) for piece in gpu.slices] + [0])
+        for piece in gpu.slices:
+            rows.append(gpu_slice_row(piece, width, label_width + 1, slice_width))
+    if section.note and not section.rows:
+        rows.append([_label("GPU", label_width), (" ", "empty"), (fit(clean(section.note), width - label_width - 1), "muted")])
+    return rows
+
+
+def gpu_line_count(section: GpuSection) -> int:
+    count = bool(section.heading) + (bool(section.note) and not section.rows)
+    for gpu in section.rows:
+        count += 1 + (bool(gpu.details) and not section.compact) + len(gpu.slices)
+    return count
+
+
+def vitals_line_count(model: VitalsModel) -> int:
+    """How many lines ``model`` draws at any width."""
+    return bool(model.title) + bool(model.subtitle) + len(model.meters) + len(model.lines) + gpu_line_count(model.gpu) + len(model.notes)
+
+
+def _label_width(model: VitalsModel) -> int:
+    labels = [m.label for m in model.meters] + [label for label, _ in model.lines] + [gpu.label for gpu in model.gpu.rows]
+    return min(8, max([len(label) for label in labels] + [3]))
+
+
 def vitals_rows(model: VitalsModel, width: int, height: int) -> list[Row]:
     rows: list[Row] = []
     if model.title:
         rows.append([(fit(clean(model.title), width), "heading")])
     if model.subtitle:
         rows.append([(fit(clean(model.subtitle), width), "muted")])
-    label_width = min(8, max([len(m.label) for m in model.meters] + [len(l) for l, _ in model.lines] + [3]))
+    label_width = _label_width(model)
     for meter in model.meters:
         rows.append(meter_row(meter, width, label_width))
     for label, text in model.lines:
         rows.append([(fit(clean(label), label_width).ljust(label_width), "heading"), (" ", "empty"), (fit(text, width - label_width - 1), "value")])
+    rows += gpu_rows(model.gpu, width, label_width)
     for note in model.notes:
         rows.append([(fit("⚠ " + clean(note), width), "warn")])
     rows = rows[:height]
     return [trim_row(row, width) for row in rows] + [[(" " * width, "empty")] for _ in range(height - len(rows))]
-
 
 
 class Vitals(StyledLines):
@@ -100,12 +237,16 @@ class Vitals(StyledLines):
             self.refresh(layout=True)
         self.relayout()
 
+    @property
+    def model(self) -> VitalsModel:
+        return self._model
+
     @staticmethod
     def _line_count(model: VitalsModel) -> int:
-        return bool(model.title) + bool(model.subtitle) + len(model.meters) + len(model.lines) + len(model.notes)
+        return vitals_line_count(model)
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        return max(1, self._line_count(self._model))
+        return max(1, vitals_line_count(self._model))
 
     def build_rows(self, width: int, height: int) -> list[Row]:
         return vitals_rows(self._model, width, height)

@@ -14,24 +14,31 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
-from leet.screens.gridkeys import GridActions
+from leet.screens.gridkeys import GridActions, next_mode
 
 from leet.catalog import ChartSpec, group
+from leet.gpuview import fit_gpu_section, gpu_section, lost_gpu_notes
 from leet.keys import SYMON_KEYS
 from leet.sources import LiveSource
-from leet.notes import extra_notes, health_notes
+from leet.notes import GPU_BACKENDS, absent_gpu_reasons, extra_notes, gpu_notes, health_notes
 from leet.views import chart_view, default_mode, filter_specs, host_summary, series_keys, vitals_model
 from leet.window import tail_window
-from widgets.chartframe import MODES
 from widgets.filterbar import FilterBar
+from widgets.gpuprocs import GpuProcessTable
 from widgets.grid import ChartGrid
 from widgets.matching import is_regex
 from widgets.processes import ProcessTable
 from widgets.text import clean
 from widgets.textline import TextLine
-from widgets.vitals import Vitals
+from widgets.vitals import Vitals, vitals_line_count
 
 HINTS = (("h", "help"), ("q", "quit"), ("\\", "filter"), ("y", "mode"), ("tab", "focus"), ("n/N", "page"), ("[", "sidebar"))
+
+# Which process tables the sidebar shows on a machine with GPUs; ``g`` steps through them.
+TABLES = ("both", "gpu", "host")
+# Lines the vitals leave for the tables below them before each GPU shrinks to one line.
+TABLE_ROOM = {"both": 16, "gpu": 10, "host": 10}
+GPU_TABLE_SHARE = 0.6  # of the room below the vitals, when both tables share it
 
 
 class SymonScreen(GridActions, Screen[None]):
@@ -66,6 +73,7 @@ class SymonScreen(GridActions, Screen[None]):
         self._modes: dict[str, str] = {}
         self.chart_filter = ""
         self._drawn_version = -1
+        self.tables = TABLES[0]
 
     # -- layout ----------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -73,6 +81,7 @@ class SymonScreen(GridActions, Screen[None]):
         with Horizontal(id="body"):
             with Vertical(id="sidebar"):
                 yield Vitals(id="vitals")
+                yield GpuProcessTable(id="gpu-processes")
                 yield ProcessTable(id="processes")
             yield ChartGrid(*self._grid_size, id="grid")
         yield FilterBar(id="filterbar")
@@ -101,11 +110,18 @@ class SymonScreen(GridActions, Screen[None]):
 
     @property
     def processes(self) -> ProcessTable:
-        return self.query_one(ProcessTable)
+        return self.query_one("#processes", ProcessTable)
+
+    @property
+    def gpu_processes(self) -> GpuProcessTable:
+        return self.query_one(GpuProcessTable)
 
     def on_resize(self, event) -> None:
         width = event.size.width
         self.query_one("#sidebar").styles.width = max(28, min(46, int(width * 0.3)))
+        if self._sidebar_visible and self.is_mounted:
+            # Taller or shorter: GPUs may take one line each, or two.
+            self._draw_sidebar()
 
     # -- pulling data --------------------------------------------------------
     def update_view(self, force: bool = False) -> None:
@@ -156,13 +172,46 @@ class SymonScreen(GridActions, Screen[None]):
     def _draw_sidebar(self) -> None:
         extras = self.source.extras
         notes = self._notes(extras)
-        self.query_one(Vitals).set_model(vitals_model(self._latest(), extras.get("host"), self._disk_paths, notes))
+        latest = self._latest()
+        gpu = gpu_section(latest, extras.get("gpus"), absent_gpu_reasons(self.source.status))
+        model = vitals_model(latest, extras.get("host"), self._disk_paths, notes, gpu)
+        tables = self._shown_tables(extras)
+        sidebar_height = self.size.height - 2  # less the header and status lines
+        model = fit_gpu_section(model, sidebar_height, TABLE_ROOM[tables])
+        self.query_one(Vitals).set_model(model)
+        self._show_tables(tables, sidebar_height - vitals_line_count(model) - 1)
+        if tables != "host":
+            self.gpu_processes.set_notes(gpu_notes(extras))
+            self.gpu_processes.set_processes(extras.get("gpu_processes") or ())
         rows = extras.get("processes")
         if rows is not None:
             self.processes.set_processes(rows)
 
+    def _has_gpus(self, extras) -> bool:
+        return bool(extras.get("gpus"))
+
+    def _shown_tables(self, extras) -> str:
+        """``self.tables`` where there are GPUs; host processes alone where there are none."""
+        return self.tables if self._has_gpus(extras) else "host"
+
+    def _show_tables(self, tables: str, room: int) -> None:
+        """Show the tables ``tables`` names in ``room`` lines; with both, GPUs get up to 60%."""
+        gpu_table, host_table = self.gpu_processes, self.processes
+        gpu_table.display = tables != "host"
+        host_table.display = tables != "gpu"
+        gpu_table.set_class(tables == "gpu", "-alone")
+        most = max(4, round(room * GPU_TABLE_SHARE)) if tables == "both" else None
+        if gpu_table.styles.max_height != most:
+            gpu_table.styles.max_height = most
+        for table in (gpu_table, host_table):
+            if table.has_focus and not table.display:
+                self.set_focus(None)
+
     def _notes(self, extras) -> list[str]:
-        return health_notes(self.source.status) + extra_notes(extras)
+        # No GPU driver is how most machines are, not trouble; the sidebar says it calmly.
+        # GPU notes belong to the GPU process table, next to the rows they explain.
+        statuses = health_notes(self.source.status, calm_when_absent=GPU_BACKENDS)
+        return statuses + extra_notes(extras, skip=GPU_BACKENDS)
 
     def _draw_bars(self) -> None:
         extras = self.source.extras
@@ -184,7 +233,7 @@ class SymonScreen(GridActions, Screen[None]):
         hints = []
         for key, what in HINTS:
             hints += [(f" {key}", "key"), (f" {what}", "muted")]
-        problems = self._notes(extras)
+        problems = self._notes(extras) + lost_gpu_notes(extras.get("gpus"))
         right_status = [(f"⚠ {clean(problems[0])} ", "warn")] if problems else []
         status.set_content(hints, right_status)
 
@@ -206,14 +255,14 @@ class SymonScreen(GridActions, Screen[None]):
 
     def on_filter_bar_done(self, event: FilterBar.Done) -> None:
         self._apply_filter(event.target, event.pattern)
-        if event.target == "processes":
-            self.processes.focus()
+        if event.target in ("processes", "gpu-processes"):
+            self.query_one(f"#{event.target}", ProcessTable).focus()
         else:
             self.grid.focus_chart(0)
 
     def _apply_filter(self, target: str, pattern: str) -> None:
-        if target == "processes":
-            self.processes.set_filter(pattern)
+        if target in ("processes", "gpu-processes"):
+            self.query_one(f"#{target}", ProcessTable).set_filter(pattern)
         else:
             self.chart_filter = pattern
             self._refresh_specs()
@@ -231,16 +280,28 @@ class SymonScreen(GridActions, Screen[None]):
     def action_quit(self) -> None:
         self.app.exit()
 
+    def _visible_tables(self) -> list[ProcessTable]:
+        """The sidebar's process tables on screen, top to bottom."""
+        if not self._sidebar_visible:
+            return []
+        return [table for table in (self.gpu_processes, self.processes) if table.display]
+
+    def _active_table(self) -> ProcessTable:
+        """The focused table, else the host table when shown: what ``t`` and ``f`` act on."""
+        tables = self._visible_tables()
+        for table in tables:
+            if table.has_focus:
+                return table
+        return self.processes if self.processes in tables or not tables else tables[0]
+
     def action_cycle_focus(self, step: int) -> None:
-        panes = ["grid"]
-        if self._sidebar_visible:
-            panes.insert(0, "processes")
-        current = "processes" if self.processes.has_focus else "grid"
-        target = panes[(panes.index(current) + step) % len(panes)] if current in panes else panes[0]
-        if target == "processes":
-            self.processes.focus()
-        else:
+        panes: list = [*self._visible_tables(), self.grid]
+        current = next((pane for pane in panes[:-1] if pane.has_focus), self.grid)
+        target = panes[(panes.index(current) + step) % len(panes)]
+        if target is self.grid:
             self.grid.focus_chart(0)
+        else:
+            target.focus()
 
     def action_unfocus(self) -> None:
         self.set_focus(None)
@@ -250,9 +311,7 @@ class SymonScreen(GridActions, Screen[None]):
         if chart_id is None:
             self.notify("Focus a chart first (arrows or wasd)", timeout=2)
             return
-        spec = self._spec_by_id[chart_id]
-        current = self._modes.get(chart_id) or default_mode(spec)
-        self._modes[chart_id] = MODES[(MODES.index(current) + 1) % len(MODES)]
+        self._modes[chart_id] = next_mode(self._spec_by_id[chart_id], self._modes.get(chart_id))
         self._draw_charts()
 
     def action_filter_charts(self) -> None:
@@ -264,13 +323,28 @@ class SymonScreen(GridActions, Screen[None]):
     def action_filter_processes(self) -> None:
         if not self._sidebar_visible:
             self.action_toggle_sidebar()
-        self.query_one(FilterBar).open("processes", "Process filter (name or PID):", self.processes.pattern)
+        table = self._active_table()
+        what = "GPU process" if table is self.gpu_processes else "Process"
+        self.query_one(FilterBar).open(table.id or "processes", f"{what} filter (name or PID):", table.pattern)
 
     def action_clear_process_filter(self) -> None:
-        self._apply_filter("processes", "")
+        table = self._active_table()
+        self._apply_filter(table.id or "processes", "")
 
     def action_cycle_sort(self) -> None:
-        self.processes.cycle_sort()
+        self._active_table().cycle_sort()
+
+    def action_cycle_tables(self) -> None:
+        if not self._has_gpus(self.source.extras):
+            self.notify("No GPUs here: the sidebar lists host processes", timeout=2)
+            return
+        self.tables = TABLES[(TABLES.index(self.tables) + 1) % len(TABLES)]
+        if not self._sidebar_visible:
+            self.action_toggle_sidebar()
+        else:
+            self._draw_sidebar()
+        shown = {"both": "GPU and host processes", "gpu": "GPU processes", "host": "host processes"}
+        self.notify(f"Sidebar: {shown[self.tables]}", timeout=1.5)
 
     def action_toggle_sidebar(self) -> None:
         self._sidebar_visible = not self._sidebar_visible
