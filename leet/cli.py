@@ -178,7 +178,7 @@ def run_file(path: str, args: Sequence[str]) -> int:
     if make_screen == "workspace":
         from leet.screens.workspace import WorkspaceScreen
 
-        screen = lambda: WorkspaceScreen(source)  # noqa: E731
+        screen = lambda: WorkspaceScreen(source, labels=labels)  # noqa: E731
     else:
         from leet.screens.run import RunScreen
 

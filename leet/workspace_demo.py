@@ -158,7 +158,7 @@ class DemoWorkspace:
         run = self._runs.get(key)
         if run is None or key in self._selected:
             return self.source(key)
-        self.store.extend_many(key, run.history)
+        self.store.extend_many(key, run.history, labelled=False)
         self._selected.append(key)
         self._notify()
         return run

@@ -31,3 +31,17 @@ def test_run_view_with_console(snap_compare):
 def test_run_view_filtered_with_a_chart_in_log_mode(snap_compare):
     keys = ("slash", *"loss", "enter", "d", "y")  # eval/loss and loss; Enter focuses the first, d the second: log Y
     assert snap_compare(make_run_demo().app, terminal_size=LARGE, press=keys)
+
+
+def test_shared_run_with_every_node(snap_compare):
+    """Four writers merged: the system charts hold every node, the slow one named; the console tags lines."""
+    assert snap_compare(make_run_demo(nodes=4, slow_node=2).app, terminal_size=LARGE, press=("4",))
+
+
+def test_shared_run_filtered_to_two_nodes(snap_compare):
+    """``--label rank1,rank2``: only those nodes' system metrics and console lines; the header says so."""
+    assert snap_compare(make_run_demo(nodes=4, slow_node=2, labels="rank1,rank2").app, terminal_size=LARGE, press=("4",))
+
+
+def test_shared_run_label_picker(snap_compare):
+    assert snap_compare(make_run_demo(nodes=4, slow_node=2).app, terminal_size=LARGE, press=("l", "down", "space"))

@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
-from leet.screens.gridkeys import GridActions
+from leet.screens.gridkeys import GridActions, next_mode
 
 from leet.catalog import ChartSpec, group
 from leet.keys import RUN_KEYS
@@ -23,7 +23,6 @@ from leet.runsource import RunSnapshot, RunSource
 from leet.runstate import RunState
 from leet.runviews import console_lines, header_parts, metric_specs, overview_lines, step_range, time_range
 from leet.views import chart_view, default_mode, filter_specs, series_keys
-from widgets.chartframe import MODES
 from widgets.filterbar import FilterBar
 from widgets.grid import ChartGrid
 from widgets.text import clean
@@ -147,10 +146,10 @@ class RunScreen(GridActions, Screen[None]):
         charts = f" · metrics {first}-{last} of {total}" if total else " · no metrics yet"
         notes = [f" · {name} filter: {clean(value)}" for name, value in self.filters.items() if value]
         if self.labels.active:
-            notes.append(" · " + clean(self.labels.describe(snapshot.labels)))
-            missing = self.labels.unmatched(snapshot.labels)
-            if missing and snapshot.state is not RunState.LOADING:
-                notes.append(" · no node " + clean(",".join(missing)))
+            # On the right, which a narrow terminal never cuts: the node filter must stay in view.
+            missing = self.labels.unmatched(snapshot.labels) if snapshot.state is not RunState.LOADING else []
+            note = clean(self.labels.describe(snapshot.labels)) + (" · no node " + clean(",".join(missing)) if missing else "")
+            right = [(f" {note} ·", "warn")] + right
         self.query_one("#header", TextLine).set_content(left + [(charts, "muted")] + [(n, "warn") for n in notes], right)
         hints = []
         for key, what in HINTS + (SHARED_HINTS if snapshot.labels else ()):
@@ -233,8 +232,7 @@ class RunScreen(GridActions, Screen[None]):
             return
         specs = self._metric_specs if grid.id == "metrics" else self._system_specs
         key = f"{grid.id}:{chart_id}"
-        current = self._modes.get(key) or default_mode(specs[chart_id])
-        self._modes[key] = MODES[(MODES.index(current) + 1) % len(MODES)]
+        self._modes[key] = next_mode(specs[chart_id], self._modes.get(key))
         self._redraw_charts()
 
     def action_pick_labels(self) -> None:

@@ -18,6 +18,7 @@ from leet.runsource import RunNotFound, RunSource
 from leet.runstate import RunState
 from leet.runviews import STATE_STYLE, metric_specs, overlay_view, step_range
 from leet.screens.run import RunScreen
+from leet.labels import LabelFilter
 from leet.sharedrun import open_run
 from leet.store import SeriesKey
 from leet.workspace import RunEntry, WorkspaceSource
@@ -107,10 +108,11 @@ class WorkspaceScreen(GridActions, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in WORKSPACE_KEYS]
     AUTO_FOCUS = "RunList"
 
-    def __init__(self, source: WorkspaceSource, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, source: WorkspaceSource, *, clock: Callable[[], float] = time.time, labels: LabelFilter | None = None) -> None:
         super().__init__()
         self.source = source
         self._clock = clock
+        self.labels = labels or LabelFilter()  # the node filter a run opens with (``--label``)
         self.filters = {"runs": "", "metrics": ""}
         self._modes: dict[str, str] = {}
         self._auto_selected = False
@@ -221,7 +223,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
             self.source.store.drop_run(view_key)
             self.source.store.drop_run(view_key + "#system")
 
-        self.app.push_screen(RunScreen(run), closed)
+        self.app.push_screen(RunScreen(run, labels=self.labels), closed)
 
     def active_grid(self) -> ChartGrid:
         return self.grid
@@ -265,8 +267,10 @@ class WorkspaceScreen(GridActions, Screen[None]):
         if chart_id is None:
             self.notify("Focus a chart first (tab, then arrows)", timeout=2)
             return
+        # Overlaid runs are not nodes of one run: no spread here.
+        modes = tuple(mode for mode in MODES if mode != "spread")
         current = self._modes.get(chart_id, "line")
-        self._modes[chart_id] = MODES[(MODES.index(current) + 1) % len(MODES)]
+        self._modes[chart_id] = modes[(modes.index(current) + 1) % len(modes)]
         self._draw_metrics()
 
     def action_filter(self, name: str) -> None:
