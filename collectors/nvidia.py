@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import os
-import pwd
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -31,6 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 from collectors import pidns
 from collectors.base import Collector, Probe
 from collectors.gpu import GpuInfo, GpuProcess, MigInstance
+from collectors.procfs import UserNames
 from collectors.process import child_pids, children_by_scan, has_children_files
 from collectors.processes import command_line
 from collectors.procfs import read_bytes
@@ -232,7 +232,7 @@ class NvidiaCollector(Collector):
         self._depth = 0  # PID namespaces between the procfs's and ours
         self._variant: dict[str, Callable[..., Any]] = {}
         self._identities: dict[int, _Identity] = {}
-        self._users: dict[int, str] = {}
+        self._users = UserNames()
         self._driver_trouble = ""
         self._answered = False
         self._extras: dict[str, Any] = {"gpus": (), "gpu_processes": (), "notes.nvidia": ()}
@@ -585,16 +585,7 @@ class NvidiaCollector(Collector):
         return identity
 
     def _user(self, uid: int | None) -> str:
-        if uid is None:
-            return ""
-        name = self._users.get(uid)
-        if name is None:
-            try:
-                name = pwd.getpwuid(uid).pw_name
-            except KeyError:
-                name = str(uid)
-            self._users[uid] = name
-        return name
+        return "" if uid is None else self._users.name(uid)
 
     def _process_values(self, rows: tuple[GpuProcess, ...], values: Mapping[str, float]) -> dict[str, float]:
         """``gpu.process.{i}.*`` for every GPU the watched tree runs on."""

@@ -8,13 +8,12 @@ read once per process and kept until the process execs or its pid is reused.
 from __future__ import annotations
 
 import os
-import pwd
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from collectors.base import Collector, Probe
 from collectors.cgroup import CgroupReader
-from collectors.procfs import read_bytes, under_root
+from collectors.procfs import UserNames, read_bytes, under_root
 from collectors.memory import usable_memory
 from collectors.process import CLOCK_TICKS, PreviousReading, ProcStat, parse_stat
 
@@ -80,7 +79,7 @@ class ProcessTableCollector(Collector):
         self.cgroup = cgroup if cgroup is not None else CgroupReader(root=root)
         self._memory_total = memory_total or 0
         self._identities: dict[int, _Identity] = {}
-        self._users: dict[int, str] = {}
+        self._users = UserNames()
         self._previous = PreviousReading()
         self._rows: tuple[ProcessRow, ...] = ()
 
@@ -155,14 +154,7 @@ class ProcessTableCollector(Collector):
             uid = os.stat(f"{self.proc_dir}/{pid}").st_uid
         except OSError:
             return "?"
-        user = self._users.get(uid)
-        if user is None:
-            try:
-                user = pwd.getpwuid(uid).pw_name
-            except KeyError:
-                user = str(uid)
-            self._users[uid] = user
-        return user
+        return self._users.name(uid)
 
     def _forget_gone(self, stats: Mapping[int, ProcStat]) -> None:
         for pid in [pid for pid in self._identities if pid not in stats]:

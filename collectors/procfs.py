@@ -38,6 +38,25 @@ def read_bytes(path: str) -> bytes | None:
         os.close(fd)
 
 
+class UserNames:
+    """uid → login name, looked up once per uid (the password database can be slow: LDAP, NSS)."""
+
+    def __init__(self) -> None:
+        self._names: dict[int, str] = {}
+
+    def name(self, uid: int) -> str:
+        found = self._names.get(uid)
+        if found is None:
+            import pwd
+
+            try:
+                found = pwd.getpwuid(uid).pw_name
+            except KeyError:
+                found = str(uid)  # a uid with no name (a container's user) still says who
+            self._names[uid] = found
+        return found
+
+
 def under_root(root: str, path: str) -> str:
     """``path`` (absolute on the target system) inside the tree at ``root``."""
     return os.path.join(root, path.lstrip("/"))

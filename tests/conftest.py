@@ -34,3 +34,34 @@ def utc_time_zone():
 def plain_environment(monkeypatch):
     for name in ("NO_COLOR", "TEXTUAL_THEME"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def leet_terminal():
+    """Start ``python -m leet ARGS…`` in tmux at 160×48: ``start(*args)``; each is quit and closed after the test."""
+    import sys
+
+    from terminal import LEET_ENV, Terminal, TmuxMissing, require_tmux
+
+    try:
+        require_tmux()
+    except TmuxMissing as error:
+        pytest.fail(str(error), pytrace=False)
+    started: list[Terminal] = []
+
+    def start(*args: str) -> Terminal:
+        terminal = Terminal([sys.executable, "-m", "leet", *args], width=160, height=48, env=LEET_ENV)
+        started.append(terminal)
+        terminal.start()
+        return terminal
+
+    yield start
+    for terminal in started:
+        try:
+            # Leave with q where that works: quicker than tmux hanging up on the app.
+            if not terminal.exited():
+                terminal.press("q")
+                terminal.wait_exit(2.0)
+        except (AssertionError, RuntimeError):
+            pass  # close() still ends it
+        terminal.close()

@@ -21,6 +21,8 @@ from typing import Callable, Mapping, Sequence
 
 BRAILLE_DOTS = frozenset(chr(code) for code in range(0x2801, 0x2900))  # U+2800 is the blank cell
 SESSION = "main"
+# No user config, and a terminal that speaks colour, so every machine sees the same screen.
+LEET_ENV = {"LEET_CONFIG": "/nonexistent/config.toml", "TERM": "xterm-256color"}
 
 
 class TmuxMissing(RuntimeError):

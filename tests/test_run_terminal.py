@@ -10,43 +10,20 @@ from __future__ import annotations
 
 import re
 import statistics
-import sys
 import time
 
 import pytest
 
 from leet.runfile.events import HistoryRow
 from leet.runfile.records import iter_events
-from terminal import Terminal, TmuxMissing, require_tmux
 
 SLOW = 30.0  # seconds; only bounds a hang on a loaded machine
-ENV = {"LEET_CONFIG": "/nonexistent/config.toml", "TERM": "xterm-256color"}
 STEP = re.compile(r"· step ([\d,]+)")
 
 
 @pytest.fixture
-def open_run():
-    try:
-        require_tmux()
-    except TmuxMissing as error:
-        pytest.fail(str(error), pytrace=False)
-    started: list[Terminal] = []
-
-    def start(path) -> Terminal:
-        terminal = Terminal([sys.executable, "-m", "leet", str(path)], width=160, height=48, env=ENV)
-        started.append(terminal)
-        terminal.start()
-        return terminal
-
-    yield start
-    for terminal in started:
-        try:
-            if not terminal.exited():
-                terminal.press("q")
-                terminal.wait_exit(2.0)
-        except (AssertionError, RuntimeError):
-            pass  # close() still ends it
-        terminal.close()
+def open_run(leet_terminal):
+    return lambda path: leet_terminal(str(path))
 
 
 def header(screen: str) -> str:

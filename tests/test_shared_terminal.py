@@ -2,40 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-
-import pytest
-
-from terminal import Terminal, TmuxMissing, require_tmux
-
 SLOW = 30.0  # seconds; only bounds a hang on a loaded machine
-ENV = {"LEET_CONFIG": "/nonexistent/config.toml", "TERM": "xterm-256color"}
 LABELS = ("rank0", "rank1", "rank2", "rank3")
-
-
-@pytest.fixture
-def terminal_for():
-    try:
-        require_tmux()
-    except TmuxMissing as error:
-        pytest.fail(str(error), pytrace=False)
-    started: list[Terminal] = []
-
-    def start(*args: str) -> Terminal:
-        terminal = Terminal([sys.executable, "-m", "leet", *args], width=160, height=48, env=ENV)
-        started.append(terminal)
-        terminal.start()
-        return terminal
-
-    yield start
-    for terminal in started:
-        try:
-            if not terminal.exited():
-                terminal.press("q")
-                terminal.wait_exit(2.0)
-        except (AssertionError, RuntimeError):
-            pass
-        terminal.close()
 
 
 def body(screen: str) -> str:
@@ -43,9 +11,9 @@ def body(screen: str) -> str:
     return "\n".join(line[40:] for line in screen.splitlines()[1:])
 
 
-def test_filtering_to_one_label_shows_only_that_node(shared_run, terminal_for):
+def test_filtering_to_one_label_shows_only_that_node(shared_run, leet_terminal):
     secondary = next(writer for writer in shared_run.writers if not writer.primary)
-    terminal = terminal_for(str(secondary.run_dir), "--label", "rank3")
+    terminal = leet_terminal(str(secondary.run_dir), "--label", "rank3")
     screen = terminal.wait_for(lambda s: "finished" in s.splitlines()[0] and "rank3" in body(s), timeout=SLOW, what="the run loaded")
     header = screen.splitlines()[0]
     assert "4 writers" in header and "labels rank3 (1 of 4)" in header, header
@@ -56,8 +24,8 @@ def test_filtering_to_one_label_shows_only_that_node(shared_run, terminal_for):
     assert "hello from rank0" not in screen and "bye from rank3" in screen
 
     terminal.press("l")  # the picker: every node, then only rank1
-    screen = terminal.wait_for("Node labels (4)", timeout=SLOW)
-    assert all(label in screen for label in LABELS)
+    rows = [f"] {label}" for label in LABELS]
+    terminal.wait_for(lambda s: "Node labels (4)" in s and all(row in s for row in rows), timeout=SLOW, what="the picker listing every node")
     terminal.press("a")
     terminal.press("Down")
     terminal.press("o")

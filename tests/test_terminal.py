@@ -7,46 +7,19 @@ show data within 2 s of launch: that is a promise of the product.
 
 from __future__ import annotations
 
-import sys
 import time
 
 import pytest
 
-from terminal import Terminal, TmuxMissing, chart_panels, require_tmux
+from terminal import chart_panels
 
 SLOW = 20.0  # seconds; only bounds a hang on a loaded machine
 DATA_DEADLINE = 2.0  # seconds from launch until CPU, memory, disk and network charts show data
-ENV = {"LEET_CONFIG": "/nonexistent/config.toml", "TERM": "xterm-256color"}
 
 
 @pytest.fixture
-def launch():
-    try:
-        require_tmux()
-    except TmuxMissing as error:
-        pytest.fail(str(error), pytrace=False)
-    started: list[Terminal] = []
-
-    def start(*args: str) -> Terminal:
-        terminal = Terminal([sys.executable, "-m", "leet", "symon", "--interval", "1", *args], width=160, height=48, env=ENV)
-        started.append(terminal)
-        terminal.start()
-        return terminal
-
-    yield start
-    for terminal in started:
-        _quit_quietly(terminal)
-        terminal.close()
-
-
-def _quit_quietly(terminal: Terminal) -> None:
-    """Leave with q where that works: quicker than tmux hanging up on the app."""
-    try:
-        if not terminal.exited():
-            terminal.press("q")
-            terminal.wait_exit(2.0)
-    except (AssertionError, RuntimeError):
-        pass  # close() still ends it
+def launch(leet_terminal):
+    return lambda *args: leet_terminal("symon", "--interval", "1", *args)
 
 
 def titles(screen: str) -> list[str]:
