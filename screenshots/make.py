@@ -38,6 +38,7 @@ class Shot:
     keys: tuple[str, ...] = ()
     caption: str = "leet symon"
     view: str = "symon"  # "run": leet.demo's made-up run; "workspace": leet.workspace_demo's runs
+    nodes: int = 0  # with view "run": a shared run of this many nodes, one of them slow
 
 
 SHOTS = (
@@ -45,7 +46,9 @@ SHOTS = (
     Shot("symon-120x36", (120, 36)),
     Shot("symon-gpus", (160, 48), gpus=8, caption="leet symon — 8 GPUs"),
     Shot("run", (160, 48), keys=("4",), caption="leet PATH — a W&B run", view="run"),
+    Shot("run-shared", (160, 48), keys=("4",), caption="leet PATH — a 4-node shared run, rank2 slow", view="run", nodes=4),
     Shot("workspace", (160, 48), caption="leet ./wandb — runs overlaid", view="workspace"),
+    Shot("workspace-groups", (160, 48), keys=("g",), caption="leet ./wandb — runs by W&B group", view="workspace"),
 )
 
 
@@ -54,7 +57,7 @@ async def render_svg(shot: Shot) -> str:
     from leet.workspace_demo import make_workspace_demo
 
     if shot.view == "run":
-        app = make_run_demo().app
+        app = make_run_demo(nodes=shot.nodes, slow_node=2 if shot.nodes > 2 else None).app
     elif shot.view == "workspace":
         app = make_workspace_demo().app
     else:
