@@ -312,3 +312,31 @@ def test_json_values_accept_the_writers_literals():
     assert json_value("3") == 3 and json_value('"x"') == "x" and json_value("") is None
     assert json_value("not json") == "not json"
     assert flatten({"a": {"b": {"c": 1}}, "d": 2, "e": {}}) == {"a.b.c": 1, "d": 2, "e": {}}
+
+
+def test_a_reader_that_skips_history_steps_over_it_and_keeps_the_rest(sdk_run, sdk_events):
+    """A shared run's secondary writers are read this way: history and summary passed over unread."""
+    with EventReader(sdk_run, skip=("history", "summary")) as reader:
+        items = []
+        while True:
+            batch = reader.poll(max_records=50)
+            items += batch.items
+            if batch.at_eof:
+                break
+        skipped = reader._records.skipped
+    assert texts(item.event for item in items) == texts(i.event for i in sdk_events if i.kind not in ("history", "summary"))
+    assert skipped >= STEPS, "the history records were stepped over in the framing, not decoded"
+
+
+def test_skipping_history_still_reports_damage_in_what_is_kept(sdk_run, sdk_events, tmp_path):
+    kept = [item for item in sdk_events if item.kind not in ("history", "summary")]
+    target = next(item for item in kept if item.offset > BLOCK_SIZE)
+    data = bytearray(sdk_run.read_bytes())
+    data[target.offset + 12] ^= 0x55
+    damaged = tmp_path / sdk_run.name
+    damaged.write_bytes(data)
+    items = list(EventReader(damaged, skip=("history", "summary"), live=False).poll().items)
+    losses = [item.event for item in items if isinstance(item.event, DataLoss)]
+    assert len(losses) == 1 and losses[0].reason == "checksum mismatch"
+    before = [item for item in kept if item.offset < target.offset]
+    assert texts(item.event for item in items[: len(before)]) == texts(item.event for item in before)

@@ -49,6 +49,12 @@ def _record_kind_tags() -> dict[int, str]:
 
 
 _KIND_BY_TAG = _record_kind_tags()
+
+
+def kind_tags(kinds) -> frozenset[int]:
+    """The one-byte field tags of these record kinds (those numbered 1–15)."""
+    wanted = set(kinds)
+    return frozenset(tag for tag, name in _KIND_BY_TAG.items() if name in wanted)
 # num (field 1, varint of at most 9 bytes, so never negative), then one tag, then the field's length.
 _HEAD = re.compile(
     rb"\x08([\x80-\xff]{0,8}[\x00-\x7f])([" + re.escape(bytes(sorted(_KIND_BY_TAG))) + rb"])([\x80-\xff]{0,4}[\x00-\x7f])",

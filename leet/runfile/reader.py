@@ -101,8 +101,12 @@ def check_header(head: bytes, path: object = "") -> bool:
 class _Framer:
     """Reassembles records from block-aligned windows of the file; keeps its state between windows."""
 
-    def __init__(self, position: int, confirmed_damage: int | None = None) -> None:
+    def __init__(self, position: int, confirmed_damage: int | None = None, skip_tags: frozenset[int] = frozenset()) -> None:
         self.position = position  # absolute offset of the next chunk
+        # Record kinds (their one-byte field tags) a reader has no use for: a whole-chunk
+        # record of such a kind is stepped over unchecked and uncopied, and counted here.
+        self.skip_tags = skip_tags
+        self.skipped = 0
         self.pending: list[bytes] | None = None  # payload parts of a record begun by a FIRST chunk
         self.pending_start = position
         self.loss_start: int | None = None  # open lost region, while orphans after damage are skipped
@@ -141,6 +145,8 @@ class _Framer:
         records_left = max_records - len(out)
         stop_rel = stop_at - base
         hold_rel = hold_back_from - base
+        skip_tags = self.skip_tags
+        skipped = 0
         self.partial_chunk = False
         # Literals instead of the module constants keep global look-ups out of the loop:
         # 32768 = BLOCK_SIZE, 7 = CHUNK_HEADER_SIZE, 1..4 = FULL, FIRST, MIDDLE, LAST.
@@ -162,6 +168,18 @@ class _Framer:
                 self.partial_chunk = True
                 break
             else:
+                # A record as the writer lays it out: num (tag 0x08, a varint), then its kind's tag.
+                if kind == 1 and skip_tags and length > 2 and pending is None and not losing and data[p + 7] == 8:
+                    q = p + 8
+                    while q < end and data[q] & 0x80:
+                        q += 1
+                    if q + 1 < end and data[q + 1] in skip_tags:
+                        skipped += 1
+                        p = end
+                        if p >= stop_rel:
+                            self.stopped_early = True
+                            break
+                        continue
                 payload = data[p + 7 : end]
                 if crc32(payload, type_crc[kind]) != crc:
                     reason = "zeroed chunk header" if crc == 0 and length == 0 and kind == 0 else "checksum mismatch"
@@ -215,6 +233,7 @@ class _Framer:
                 self._open_loss(base + p, reason)
             losing = True
             p += left
+        self.skipped += skipped
         self.pending = pending
         self.position = base + min(p, size)
         if pending is None:
@@ -338,9 +357,11 @@ class RecordReader:
     it is still there at the next poll; without it, damage counts at once.
     """
 
-    def __init__(self, path: str | os.PathLike[str], start: int = 0, live: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike[str], start: int = 0, live: bool = True, skip_tags: frozenset[int] = frozenset()) -> None:
         self.path = path
         self.live = live
+        self.skip_tags = skip_tags  # see ``_Framer``
+        self.skipped = 0
         self.offset = _first_offset(start)
         self.lost_bytes = 0
         self.lost_regions: list[LostRegion] = []
@@ -363,7 +384,7 @@ class RecordReader:
         if size <= self.offset or unchanged:
             return Chunked(resume_at=self.offset, torn=self._torn)
         self._seen_size = size
-        framer = _Framer(self.offset, confirmed_damage=self._suspect)
+        framer = _Framer(self.offset, confirmed_damage=self._suspect, skip_tags=self.skip_tags)
         out: list[tuple[int, bytes]] = []
         limits = {"hold_back_from": _aligned(size - 1)} if self.live else {}
         if max_records:
@@ -371,6 +392,7 @@ class RecordReader:
         for _ in _scan(handle, framer, size, out, **limits):
             pass
         result = framer.finish(out)
+        self.skipped += framer.skipped
         self._suspect = framer.held_damage
         self._drained = result.at_eof and self._suspect is None
         self._torn = result.torn

@@ -677,7 +677,8 @@ class EventReader:
         fold_summary: bool = False,
     ) -> None:
         self.path = path
-        self._records = RecordReader(path, start, live)
+        self._skip_tags = bulk.kind_tags(skip)
+        self._records = RecordReader(path, start, live, self._skip_tags)
         self._stream = EventStream(skip, history_values, lazy_summary, fold_summary)
 
     def poll(self, max_records: int | None = None) -> EventBatch:
@@ -703,7 +704,7 @@ class EventReader:
         just after it can still be counted. The counters go on adding up."""
         live = self._records.live
         self._records.close()
-        self._records = RecordReader(self.path, offset, live)
+        self._records = RecordReader(self.path, offset, live, self._skip_tags)
         self._stream.stop_at = _NO_STOP
         self._stream.stopped_at = None
         if last_num is not None:
@@ -737,7 +738,8 @@ class EventReader:
 
     @property
     def records(self) -> int:
-        return self._stream.records
+        """Records read, those stepped over unread (``skip``) included."""
+        return self._stream.records + self._records.skipped
 
     def size(self) -> int:
         return self._records.size()
