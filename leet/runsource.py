@@ -23,19 +23,18 @@ from leet.runfile.records import EventReader
 from leet.runstate import ConsoleLine, RunModel, RunState
 from leet.splitload import SPLIT_LOAD_BYTES, ChildLoad, Frame, HistoryColumns, split_point
 from leet.store import Store
+from leet.tailing import Tailer
 
 SYSTEM_SUFFIX = "#system"
 FIRST_BATCH = 2000  # small, so the first charts appear while the rest loads
 BATCH = 10000  # records per step after the first: bigger ones cost memory (a peak of ~16 MiB more at 20000), not time
 FRAMES_PER_STEP = 10  # batches taken from a child per step: about BATCH records
-LOADING_REDRAW = 0.25  # seconds between change notices while the file is first read
 CRASH_AFTER = 600.0  # seconds without growth or exit record before a run is presumed crashed
 SPLIT_GRACE = 5.0  # seconds the loader waits for a child's next batch before it reads on itself
 # Seconds after the first batch before a child is started: on a busy machine the child
 # would take the CPU the app needs for its first charts (measured: 1.5 s to the first
 # chart instead of 2.3 with a 0.3 s delay); on an idle one the loader reads meanwhile.
 SPLIT_DELAY = 1.0
-UI_WAIT = 3.0  # the longest a loader holds back for the first frame
 
 _RUN_FILE = re.compile(r"run-(?P<id>[^.]+)\.wandb$")
 
@@ -120,7 +119,7 @@ class RunSnapshot:
         )
 
 
-class RunSource:
+class RunSource(Tailer):
     """Reads one run file into a store and a run model; ``step()`` is the synchronous core.
 
     A file of ``split_load_bytes`` or more is read in two processes: a child
@@ -130,6 +129,7 @@ class RunSource:
     """
 
     split_load_bytes = SPLIT_LOAD_BYTES
+    thread_name = "leet-run"
 
     def __init__(
         self,
@@ -144,6 +144,7 @@ class RunSource:
         history: bool = True,
         default_label: str | None = None,
     ) -> None:
+        super().__init__()
         self.path = find_run_file(path)
         self._key = key  # a fixed store namespace (the workspace keys runs by directory)
         # A shared run's secondary writers: their history and summary are the primary's to tell.
@@ -163,11 +164,6 @@ class RunSource:
         self._error = ""
         self._file_size = 0
         self._size_known = False
-        self._listeners: list[Callable[[], None]] = []
-        self._ui_ready = threading.Event()
-        self._ui_ready.set()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._polls = 0
         self._child: ChildLoad | None = None
         self._child_checked = False  # the child's first record is the one this reader stopped at
@@ -202,9 +198,6 @@ class RunSource:
     @property
     def system_key(self) -> str:
         return self.run_key + SYSTEM_SUFFIX
-
-    def on_change(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
 
     # -- reading ---------------------------------------------------------------
     def step(self) -> bool:
@@ -390,54 +383,17 @@ class RunSource:
         return True
 
     # -- the worker --------------------------------------------------------------
-    def hold_after_first_batch(self) -> None:
-        """Read one small batch, then wait for ``ui_ready()`` (at most ``UI_WAIT`` seconds).
+    def loaded(self) -> bool:
+        return self.model.loaded
 
-        Loading a big file is CPU work that competes with the UI's own start
-        (Python runs one thread at a time): holding back until the first frame
-        is drawn puts the first charts on screen sooner.
-        """
-        self._ui_ready.clear()
-
-    def ui_ready(self) -> None:
-        self._ui_ready.set()
-
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="leet-run", daemon=True)
-            self._thread.start()
+    def finished(self) -> bool:
+        return self.model.exit is not None and self.model.loaded
 
     def stop(self, timeout: float = 1.0) -> None:
-        self._stop.set()
         child = self._child
         if child is not None:
             child.stop()  # the worker, if any, finds no child and reads on alone
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        unshown = False  # a change the listeners have not heard of yet
-        told_at: float | None = None
-        while not self._stop.is_set():
-            changed = self.step()
-            if self._polls == 1 and not self._ui_ready.is_set():
-                self._notify()
-                self._ui_ready.wait(UI_WAIT)
-            unshown = unshown or changed
-            now = time.monotonic()
-            # While the first read goes on, a redraw per batch would take the
-            # loader's time for frames nobody can follow: one per LOADING_REDRAW.
-            if unshown and (self.model.loaded or told_at is None or now - told_at >= LOADING_REDRAW):
-                self._notify()
-                unshown, told_at = False, now
-            finished = self.model.exit is not None and self.model.loaded
-            if not changed:
-                # Tail politely: a stat() per poll; slower once the run has ended.
-                self._stop.wait(self.poll_interval * (10 if finished else 1))
-
-    def _notify(self) -> None:
-        for listener in self._listeners:
-            listener()
+        super().stop(timeout)
 
     # -- reading the model ---------------------------------------------------
     def snapshot(self, console_lines: int = 2000) -> RunSnapshot:

@@ -22,9 +22,10 @@ from typing import Callable, Sequence
 from leet.runfile.events import Environment, RunInfo, StatsRow
 from leet.runfile.reader import RunFileError, read_records
 from leet.runfile.records import decode
-from leet.runsource import CRASH_AFTER, LOADING_REDRAW, UI_WAIT, RunSnapshot, RunSource, WriterStatus, find_run_file
+from leet.runsource import CRASH_AFTER, RunSnapshot, RunSource, WriterStatus, find_run_file
 from leet.runstate import ConsoleLine, RunState
 from leet.store import Store
+from leet.tailing import Tailer
 
 HEAD_BYTES = 16 * 1024  # the run and environment records come first: a few KiB in
 RESCAN_SECONDS = 2.0  # how often to look for writers that started after we opened the run
@@ -125,13 +126,15 @@ def merge_console(parts: Sequence[Sequence[ConsoleLine]], count: int) -> tuple[C
     return tuple(merged[-count:])
 
 
-class SharedRunSource:
+class SharedRunSource(Tailer):
     """All writers of one run into one store; the same surface as ``RunSource``.
 
     ``files`` lists the writers' run files, the primary's first (see
     ``writer_files``). One worker thread reads every writer in turn; history
     lands under ``run_key``, every writer's system metrics under ``system_key``.
     """
+
+    thread_name = "leet-shared-run"
 
     def __init__(
         self,
@@ -147,6 +150,7 @@ class SharedRunSource:
     ) -> None:
         if not files:
             raise ValueError("a shared run needs at least one writer file")
+        super().__init__()
         self.store = store
         self.poll_interval = poll_interval
         self.crash_after = crash_after
@@ -160,12 +164,6 @@ class SharedRunSource:
         self.writers: list[RunSource] = []
         for file in files:
             self._add_writer(Path(file))
-        self._listeners: list[Callable[[], None]] = []
-        self._ui_ready = threading.Event()
-        self._ui_ready.set()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._rounds = 0
         self._scanned_at = monotonic()
 
     def _add_writer(self, file: Path) -> None:
@@ -208,16 +206,12 @@ class SharedRunSource:
     def _label(index: int, writer: RunSource) -> str | None:
         return writer.label or (None if index == 0 else writer.default_label)
 
-    def on_change(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
-
     # -- reading ---------------------------------------------------------------
     def step(self) -> bool:
         """One batch from every writer; True if anything changed."""
         changed = False
         for writer in self._writers():
             changed = writer.step() or changed
-        self._rounds += 1
         if self.rescan and self._monotonic() - self._scanned_at >= self.rescan:
             self._scanned_at = self._monotonic()
             changed = self.find_new_writers() or changed
@@ -236,45 +230,16 @@ class SharedRunSource:
             added = True
         return added
 
-    def hold_after_first_batch(self) -> None:
-        self._ui_ready.clear()
+    def loaded(self) -> bool:
+        return all(writer.model.loaded for writer in self._writers())
 
-    def ui_ready(self) -> None:
-        self._ui_ready.set()
-
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="leet-shared-run", daemon=True)
-            self._thread.start()
+    def finished(self) -> bool:
+        return self.loaded() and all(writer.model.exit is not None for writer in self._writers())
 
     def stop(self, timeout: float = 1.0) -> None:
-        self._stop.set()
         for writer in self._writers():
             writer.stop(0)  # only its split-load child: its reading happens on our thread
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        unshown = False
-        told_at: float | None = None
-        while not self._stop.is_set():
-            changed = self.step()
-            if self._rounds == 1 and not self._ui_ready.is_set():
-                self._notify()
-                self._ui_ready.wait(UI_WAIT)
-            unshown = unshown or changed
-            now = time.monotonic()
-            loaded = all(writer.model.loaded for writer in self._writers())
-            if unshown and (loaded or told_at is None or now - told_at >= LOADING_REDRAW):
-                self._notify()
-                unshown, told_at = False, now
-            if not changed:
-                finished = loaded and all(writer.model.exit is not None for writer in self._writers())
-                self._stop.wait(self.poll_interval * (10 if finished else 1))
-
-    def _notify(self) -> None:
-        for listener in self._listeners:
-            listener()
+        super().stop(timeout)
 
     # -- reading the model ---------------------------------------------------
     def snapshot(self, console_lines: int = 2000) -> RunSnapshot:
