@@ -24,6 +24,7 @@ from leet.runsource import SYSTEM_SUFFIX, RunSnapshot, WriterStatus
 from leet.runstate import RunModel, RunState
 from leet.sources import LiveSource
 from leet.store import Store
+from leet.tailing import Listeners
 
 DEMO_THEME = "textual-dark"
 
@@ -79,7 +80,7 @@ DEMO_RUN_ID = "k3v9x2q7"
 DEMO_RUN_FILE_BYTES = 2_416_640  # what a run file of this size would hold; shown in the header
 
 
-class DemoRunSource:
+class DemoRunSource(Listeners):
     """A run made of synthetic events, with the reading side of ``RunSource``.
 
     ``feed`` folds events in as the run source does (points to the store,
@@ -87,12 +88,12 @@ class DemoRunSource:
     """
 
     def __init__(self, store: Store, *, clock: Callable[[], float], file_size: int = 0, writers: tuple[WriterStatus, ...] = ()) -> None:
+        super().__init__()
         self.store = store
         self.model = RunModel(loaded=True)
         self._clock = clock
         self._file_size = file_size
         self._writers = writers  # a shared run's writers, as the real source lists them
-        self._listeners: list[Callable[[], None]] = []
 
     @property
     def run_key(self) -> str:
@@ -103,8 +104,6 @@ class DemoRunSource:
     def system_key(self) -> str:
         return self.run_key + SYSTEM_SUFFIX
 
-    def on_change(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
 
     def start(self) -> None:
         pass
@@ -129,8 +128,7 @@ class DemoRunSource:
             self.model.apply(event, label)
         self.store.extend_many(self.run_key, history, labelled=False)
         self.store.extend_many(self.system_key, system)
-        for listener in self._listeners:
-            listener()
+        self._notify()
 
     def snapshot(self, console_lines: int = 2000) -> RunSnapshot:
         model = self.model

@@ -9,18 +9,20 @@ pulls what it shows; nothing here touches a widget.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from collectors.base import CollectorStatus, Sample
 from leet.store import Store
+from leet.tailing import Listeners
 
 LIVE_RUN = "live"
 
 
-class LiveSource:
+class LiveSource(Listeners):
     """Feeds hub samples into a store; ``ingest`` is also the synchronous entry for tests."""
 
     def __init__(self, store: Store, hub: Any | None = None, run: str = LIVE_RUN) -> None:
+        super().__init__()
         self.store = store
         self.hub = hub
         self.run = run
@@ -29,13 +31,9 @@ class LiveSource:
         self._status: tuple[CollectorStatus, ...] = ()
         self._last_timestamp: float | None = None
         self._first_timestamp: float | None = None
-        self._listeners: list[Callable[[], None]] = []
         if hub is not None:
             hub.subscribe(self.ingest)
 
-    def on_change(self, listener: Callable[[], None]) -> None:
-        """``listener`` runs (on the writer's thread) after each ingested sample."""
-        self._listeners.append(listener)
 
     def ingest(self, sample: Sample) -> None:
         self.store.append_many(self.run, sample.timestamp, sample.values)
@@ -45,8 +43,7 @@ class LiveSource:
             self._last_timestamp = sample.timestamp
             if self._first_timestamp is None:
                 self._first_timestamp = sample.timestamp
-        for listener in self._listeners:
-            listener()
+        self._notify()
 
     @property
     def extras(self) -> Mapping[str, Any]:

@@ -1,4 +1,5 @@
-"""The worker thread every file source runs: read a batch, tell listeners, wait politely.
+"""Change listeners for every source, and the worker thread file sources run:
+read a batch, tell listeners, wait politely.
 
 A subclass gives ``step()`` (read what is new; True if anything changed),
 ``loaded()`` (the first full read is done) and ``finished()`` (nothing more
@@ -15,12 +16,27 @@ LOADING_REDRAW = 0.25  # seconds between change notices while the file is first 
 UI_WAIT = 3.0  # the longest a loader holds back for the first frame
 
 
-class Tailer:
+class Listeners:
+    """Who hears that a source changed. Listeners run on the source's thread:
+    they may only post a message or set a flag, never touch widgets."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Callable[[], None]] = []
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def _notify(self) -> None:
+        for listener in self._listeners:
+            listener()
+
+
+class Tailer(Listeners):
     poll_interval: float = 0.1
     thread_name = "leet-tail"
 
     def __init__(self) -> None:
-        self._listeners: list[Callable[[], None]] = []
+        super().__init__()
         self._ui_ready = threading.Event()
         self._ui_ready.set()
         self._stop = threading.Event()
@@ -37,14 +53,7 @@ class Tailer:
     def finished(self) -> bool:
         raise NotImplementedError
 
-    # -- listeners and the first frame ---------------------------------------------
-    def on_change(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
-
-    def _notify(self) -> None:
-        for listener in self._listeners:
-            listener()
-
+    # -- the first frame -----------------------------------------------------------
     def hold_after_first_batch(self) -> None:
         """Read one small batch, then wait for ``ui_ready()`` (at most ``UI_WAIT`` seconds).
 

@@ -24,6 +24,7 @@ from leet.runsource import CRASH_AFTER, RunNotFound, RunSource
 from leet.sharedrun import SharedRunSource, label_of_keys, natural_key
 from leet.runstate import RunState
 from leet.store import Store
+from leet.tailing import Listeners
 
 RESCAN_SECONDS = 2.0
 HEAD_BYTES = 64 * 1024  # the run record is the second record of the file
@@ -198,10 +199,11 @@ def _last(records: list[tuple[int, bytes]], kind: type):
     return None
 
 
-class WorkspaceSource:
+class WorkspaceSource(Listeners):
     """The runs of a folder, rescanned on a worker thread; selected runs load into one store."""
 
     def __init__(self, path: str | os.PathLike[str], store: Store | None = None, *, rescan: float = RESCAN_SECONDS, wall: Callable[[], float] = time.time) -> None:
+        super().__init__()
         self.root = workspace_root(path)
         self.store = store or Store()
         self.rescan = rescan
@@ -210,7 +212,6 @@ class WorkspaceSource:
         self._probes: dict[str, RunEntry] = {}  # per run directory
         self._entries: dict[str, RunEntry] = {}  # per run: a shared run's writers merged
         self._sources: dict[str, RunSource | SharedRunSource] = {}
-        self._listeners: list[Callable[[], None]] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -291,12 +292,7 @@ class WorkspaceSource:
             self.store.drop_run(key + "#system")
 
     # -- the worker ----------------------------------------------------------------
-    def on_change(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
 
-    def _notify(self) -> None:
-        for listener in self._listeners:
-            listener()
 
     def start(self) -> None:
         if self._thread is None:

@@ -24,6 +24,7 @@ from leet.runsource import CRASH_AFTER, RunSnapshot
 from leet.runstate import RunModel, RunState
 from leet.store import Store
 from leet.workspace import RunEntry
+from leet.tailing import Listeners
 
 DEMO_THEME = "textual-dark"
 DEMO_PROJECT = "cifar10-resnet"
@@ -120,13 +121,13 @@ class DemoRun:
         )
 
 
-class DemoWorkspace:
+class DemoWorkspace(Listeners):
     """A folder of made-up runs with the reading side of ``WorkspaceSource``."""
 
     def __init__(self, specs: Sequence[DemoRunSpec], store: Store, *, clock: Callable[[], float], root: PurePosixPath = DEMO_ROOT) -> None:
+        super().__init__()
         self.root = root
         self.store = store
-        self._listeners: list[Callable[[], None]] = []
         self._runs: dict[str, DemoRun] = {}
         self._entries: list[RunEntry] = []
         self._selected: list[str] = []
@@ -168,12 +169,7 @@ class DemoWorkspace:
             self._selected.remove(key)
             self.store.drop_run(key)
 
-    def on_change(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
 
-    def _notify(self) -> None:
-        for listener in self._listeners:
-            listener()
 
     def start(self) -> None:
         pass
