@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import os
+from collections import deque
 import re
 import threading
 import time
@@ -118,12 +119,20 @@ def open_run(path_or_files: str | os.PathLike[str] | Sequence[Path], store: Stor
     return SharedRunSource(files, store, **options)
 
 
-def merge_console(parts: Sequence[Sequence[ConsoleLine]], count: int) -> tuple[ConsoleLine, ...]:
-    """Writers' console lines in time order (each part is already), the newest ``count``."""
+def merge_console(parts: Sequence[Sequence[ConsoleLine]], count: int, labels: Sequence[str | None] = ()) -> tuple[ConsoleLine, ...]:
+    """Writers' console lines in time order (each part is already), the newest ``count``;
+    with ``labels``, each kept line is tagged with its writer's (only those: this runs per redraw)."""
     if count <= 0:
         return ()
-    merged = list(heapq.merge(*parts, key=lambda line: line.time if line.time is not None else 0.0))
-    return tuple(merged[-count:])
+    newest = deque(heapq.merge(*(_tagged(index, part) for index, part in enumerate(parts))), maxlen=count)
+    return tuple(
+        replace(line, label=labels[index]) if index < len(labels) and labels[index] and line.label is None else line
+        for _time, index, line in newest
+    )
+
+
+def _tagged(index: int, part: Sequence[ConsoleLine]):
+    return (((line.time if line.time is not None else 0.0), index, line) for line in part)
 
 
 class SharedRunSource(Tailer):
@@ -246,7 +255,6 @@ class SharedRunSource(Tailer):
         writers = self._writers()
         snaps = [writer.snapshot(console_lines) for writer in writers]
         labels = [self._label(i, writer) for i, writer in enumerate(writers)]
-        consoles = [[replace(line, label=label) for line in snap.console] if label else list(snap.console) for snap, label in zip(snaps, labels)]
         primary = snaps[0]
         loading = any(snap.state is RunState.LOADING for snap in snaps)
         statuses = tuple(
@@ -256,7 +264,7 @@ class SharedRunSource(Tailer):
         return replace(
             primary,
             state=RunState.LOADING if loading else primary.state,
-            console=merge_console(consoles, console_lines),
+            console=merge_console([snap.console for snap in snaps], console_lines, labels),
             records=sum(snap.records for snap in snaps),
             bytes_read=sum(snap.bytes_read for snap in snaps),
             file_size=sum(snap.file_size for snap in snaps),

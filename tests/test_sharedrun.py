@@ -236,3 +236,10 @@ async def test_l_on_an_ordinary_run_says_it_has_no_labels(basic_run):
         await pilot.pause()
         assert isinstance(app.screen, RunScreen)
         assert any("no node labels" in str(n.message) for n in app._notifications)
+
+
+def test_merge_console_tags_lines_with_their_writers_label():
+    a = [ConsoleLine("stdout", "a1", None, 1.0)]
+    b = [ConsoleLine("stdout", "b1", None, 2.0), ConsoleLine("stdout", "b2", None, 2.0)]
+    merged = merge_console([a, b], 10, ("rank0", "rank1"))
+    assert [(line.label, line.text) for line in merged] == [("rank0", "a1"), ("rank1", "b1"), ("rank1", "b2")]
