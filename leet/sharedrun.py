@@ -18,10 +18,11 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from leet.runfile.events import Environment, RunInfo, StatsRow
 from leet.runfile.reader import RunFileError, read_records
+from leet.runfile.bulk import peek
 from leet.runfile.records import decode
 from leet.runsource import CRASH_AFTER, RunSnapshot, RunSource, WriterStatus, find_run_file
 from leet.runstate import ConsoleLine, RunState
@@ -29,7 +30,8 @@ from leet.store import Store
 from leet.tailing import Tailer
 
 HEAD_BYTES = 16 * 1024  # the run and environment records come first: a few KiB in
-RESCAN_SECONDS = 2.0  # how often to look for writers that started after we opened the run
+RESCAN_SECONDS = 2.0
+_NOT_IN_HEAD = frozenset({"history", "summary"})  # the bulk of a head, and nothing it is read for  # how often to look for writers that started after we opened the run
 
 
 @dataclass(frozen=True)
@@ -52,10 +54,18 @@ def read_head(file: Path, max_bytes: int = HEAD_BYTES) -> WriterHead:
         records = read_records(file, 0, max_bytes).records
     except (OSError, RunFileError):
         return WriterHead(file)
+    return head_of(file, records)
+
+
+def head_of(file: Path, records: Iterable[tuple[int, bytes]]) -> WriterHead:
+    """What these first records of ``file`` say; history and summary records are passed over unparsed."""
     info = None
     primary = False
     label = None
     for _offset, payload in records:
+        peeked = peek(payload)
+        if peeked is not None and peeked[1] in _NOT_IN_HEAD:
+            continue
         event = decode(payload)
         if isinstance(event, RunInfo) and info is None:
             info = event

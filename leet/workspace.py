@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from leet.runfile.events import Environment, RunExit, RunInfo, StatsRow
+from leet.runfile.events import RunExit, StatsRow
 from leet.runfile.reader import BLOCK_SIZE, RunFileError, read_records
 from leet.runfile.records import decode
 from leet.runsource import CRASH_AFTER, RunNotFound, RunSource
-from leet.sharedrun import SharedRunSource, label_of_keys, natural_key
+from leet.sharedrun import SharedRunSource, head_of, label_of_keys, natural_key
 from leet.runstate import RunState
 from leet.store import Store
 from leet.tailing import Listeners
@@ -108,9 +108,10 @@ def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) ->
         tail = read_records(file, tail_start) if stat.st_size > HEAD_BYTES else head
     except (OSError, RunFileError) as error:
         return replace(entry, state=RunState.CRASHED, error=str(error))
-    info = _first(head.records, RunInfo)
+    facts = head_of(file, head.records)
+    info = facts.info
     ended = _last(tail.records, RunExit)
-    label = _label(head.records) or _label(tail.records[-64:])
+    label = facts.label or _label(tail.records[-64:])
     if ended is not None:
         state = RunState.FINISHED if ended.exit_code == 0 else RunState.FAILED
     elif now - stat.st_mtime > crash_after:
@@ -131,7 +132,7 @@ def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) ->
         mtime=stat.st_mtime,
         files=(file,),
         labels=(label,) if label else (),
-        primary=_first(head.records, Environment) is not None,
+        primary=facts.primary,
         resumed=bool(info and info.resumed),
     )
 
@@ -181,14 +182,6 @@ def _merge_writers(members: list[RunEntry]) -> RunEntry:
         size=sum(e.size for e in members),
         mtime=max(e.mtime for e in members),
     )
-
-
-def _first(records: Iterable[tuple[int, bytes]], kind: type):
-    for _offset, payload in records:
-        event = decode(payload)
-        if isinstance(event, kind):
-            return event
-    return None
 
 
 def _last(records: list[tuple[int, bytes]], kind: type):
