@@ -65,7 +65,13 @@ def time_sweeps(collector: NvidiaCollector, sweeps: int, before_each=None) -> li
 
 def standin_row(count: int, sweeps: int, proc_root: Path) -> Row:
     import pynvml
-    from nvml_standin import FakeGpu, FakeNvml, FakeProcess, FakeUtilizationSample, installed
+    from nvml_standin import (
+        FakeGpu,
+        FakeNvml,
+        FakeProcess,
+        FakeUtilizationSample,
+        installed,
+    )
 
     gpus = [
         FakeGpu(compute=[FakeProcess(WATCHED_PID + 1 + i), FakeProcess(900 + i)]) for i in range(count)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from collectors.gpu import GpuInfo, GpuProcess  # noqa: E402
 from collectors.nvidia import NvidiaCollector  # noqa: E402
-from collectors.nvidia_smi import SmiReport, parse_report  # noqa: E402
+from leet.testing.nvidia_smi import SmiReport, parse_report  # noqa: E402
 
 MIB = 2**20
 

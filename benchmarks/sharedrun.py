@@ -32,9 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from leet.runsource import RunSource  # noqa: E402
-from leet.sharedrun import SharedRunSource, writer_files  # noqa: E402
-from leet.store import Store  # noqa: E402
+from leet.model.store import Store  # noqa: E402
+from leet.sources.run import RunSource  # noqa: E402
+from leet.sources.shared import SharedRunSource, writer_files  # noqa: E402
 
 DEFAULT_CACHE = Path.home() / ".cache" / "leet-bench"
 TARGET_RATIO = 1.2

@@ -11,8 +11,8 @@ from typing import Any, Mapping
 
 from collectors.base import Collector, Probe
 from collectors.cgroup import CgroupReader
-from collectors.procfs import read_text, under_root
 from collectors.memory import read_meminfo, usable_memory
+from collectors.procfs import read_text, under_root
 
 # /proc/cpuinfo fields that name the CPU, by architecture (x86, ARM, others).
 CPU_MODEL_FIELDS = ("model name", "Hardware", "Processor", "cpu model", "cpu")

@@ -30,10 +30,9 @@ from typing import Any, Callable, Mapping, Sequence
 from collectors import pidns
 from collectors.base import Collector, Probe
 from collectors.gpu import GpuInfo, GpuProcess, MigInstance
-from collectors.procfs import UserNames
 from collectors.process import child_pids, children_by_scan, has_children_files
 from collectors.processes import command_line
-from collectors.procfs import read_bytes
+from collectors.procfs import UserNames, read_bytes
 
 STATIC_REFRESH = 30.0
 RETRY_UNSUPPORTED = 60.0

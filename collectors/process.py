@@ -15,8 +15,8 @@ import psutil
 
 from collectors.base import Collector, Probe
 from collectors.cgroup import CgroupReader
-from collectors.procfs import read_bytes, under_root
 from collectors.memory import memory_denominator
+from collectors.procfs import read_bytes, under_root
 
 MIB = 2**20
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100

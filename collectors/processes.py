@@ -13,9 +13,9 @@ from typing import Any, Mapping
 
 from collectors.base import Collector, Probe
 from collectors.cgroup import CgroupReader
-from collectors.procfs import UserNames, read_bytes, under_root
 from collectors.memory import usable_memory
 from collectors.process import CLOCK_TICKS, PreviousReading, ProcStat, parse_stat
+from collectors.procfs import UserNames, read_bytes, under_root
 
 # The kernel cuts process names (comm) to 15 characters.
 COMM_LENGTH = 15

@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     symon.add_argument("--once", action="store_true", help="take one sweep of every collector, print it and exit")
     symon.add_argument("--json", action="store_true", help="with --once: print W&B keys and values as JSON")
     inspect = commands.add_parser("inspect", help="print the records of a W&B run file", description="Print the records of a W&B run file (.wandb) or run directory; works in pipes.")
-    from leet.inspect import add_arguments
+    from leet.commands.inspect_run import add_arguments
 
     add_arguments(inspect)
     return parser
@@ -116,18 +116,18 @@ def run_symon(args: argparse.Namespace) -> int:
         return 2
     hub = _make_hub(config, args.use_cgroup)
     if args.once:
-        from leet.once import print_once
+        from leet.commands.once import print_once
 
         return print_once(hub, json_output=args.json)
     if args.json:
         print("leet: --json goes with --once", file=sys.stderr)
         return 2
-    from leet.sources import LiveSource
-    from leet.store import Store
+    from leet.model.store import Store
+    from leet.sources.live import LiveSource
 
     source = LiveSource(Store(), hub)
     source.start()  # sample while Textual imports
-    from leet.app import LeetApp
+    from leet.ui.app import LeetApp
 
     app = LeetApp(source, config)
     try:
@@ -147,12 +147,12 @@ def _run_parser() -> argparse.ArgumentParser:
 def run_file(path: str, args: Sequence[str]) -> int:
     """``leet PATH``: a run (a ``.wandb`` file or a run directory) or a folder of runs."""
     from leet.config import ConfigError, load
-    from leet.labels import LabelFilter
+    from leet.model.node_filter import LabelFilter
+    from leet.model.store import Store
+    from leet.runfile.locate import RunNotFound
     from leet.runfile.reader import HEADER_SIZE, RunFileError, check_header
-    from leet.runsource import RunNotFound
-    from leet.sharedrun import open_run
-    from leet.store import Store
-    from leet.workspace import WorkspaceSource, is_workspace
+    from leet.sources.shared import open_run
+    from leet.sources.workspace import WorkspaceSource, is_workspace
 
     options = _run_parser().parse_args([path, *args])
     labels = LabelFilter.parse(options.label)
@@ -173,14 +173,14 @@ def run_file(path: str, args: Sequence[str]) -> int:
     if make_screen == "run":
         source.hold_after_first_batch()  # the rest loads once the first frame is up
     source.start()
-    from leet.app import LeetApp
+    from leet.ui.app import LeetApp
 
     if make_screen == "workspace":
-        from leet.screens.workspace import WorkspaceScreen
+        from leet.ui.screens.workspace import WorkspaceScreen
 
         screen = lambda: WorkspaceScreen(source, labels=labels)  # noqa: E731
     else:
-        from leet.screens.run import RunScreen
+        from leet.ui.screens.run import RunScreen
 
         screen = lambda: RunScreen(source, labels=labels)  # noqa: E731
     app = LeetApp(source, config, screen=screen)
@@ -198,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        from leet.workspace import is_workspace
+        from leet.sources.workspace import is_workspace
 
         if not argv and is_workspace("wandb"):
             return run_file("wandb", [])  # runs here: the workspace, newest run selected
@@ -206,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "symon":
         return run_symon(args)
     if args.command == "inspect":
-        from leet.inspect import run
+        from leet.commands.inspect_run import run
 
         return run(args)
     parser.print_help()

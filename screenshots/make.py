@@ -2,7 +2,7 @@
 
     python3 screenshots/make.py [--out DIR] [--scale N] [--no-png] [--only NAME ...]
 
-The apps and their data come from ``leet.demo`` (the same fake machine and
+The apps and their data come from ``leet.testing.demo`` (the same fake machine and
 run the snapshot tests use) and the clock is fake, so the output only changes
 when the app's look does. PNGs are drawn by headless Chromium, which lays out
 Rich's SVG text correctly (braille included); without Chromium the script
@@ -37,7 +37,7 @@ class Shot:
     gpus: int = 0
     keys: tuple[str, ...] = ()
     caption: str = "leet symon"
-    view: str = "symon"  # "run": leet.demo's made-up run; "workspace": leet.workspace_demo's runs
+    view: str = "symon"  # "run": leet.testing.demo's made-up run; "workspace": leet.testing.workspace_demo's runs
     nodes: int = 0  # with view "run": a shared run of this many nodes, one of them slow
 
 
@@ -53,8 +53,8 @@ SHOTS = (
 
 
 async def render_svg(shot: Shot) -> str:
-    from leet.demo import make_demo, make_run_demo
-    from leet.workspace_demo import make_workspace_demo
+    from leet.testing.demo import make_demo, make_run_demo
+    from leet.testing.workspace_demo import make_workspace_demo
 
     if shot.view == "run":
         app = make_run_demo(nodes=shot.nodes, slow_node=2 if shot.nodes > 2 else None).app

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from leet.catalog import FAMILIES, describe, group, join_label, natural_key, split_label
+from leet.model.catalog import FAMILIES, describe, group
+from leet.model.keys import join_label, natural_key, split_label
 
 # Keys wandb 0.31.0 wrote on a Linux host with x_label="node0" (fixture
 # wandb_records/wandb-0.31.0_stats_linux_host-only_1s_x_label-node0.jsonl).

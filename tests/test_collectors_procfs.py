@@ -15,7 +15,6 @@ from collectors.disk import (
     real_fs_types,
     real_mounts,
 )
-from collectors.procfs import parse_mountinfo
 from collectors.network import NetworkCollector
 from collectors.process import (
     CLOCK_TICKS,
@@ -26,6 +25,7 @@ from collectors.process import (
     ticks_between,
 )
 from collectors.processes import ProcessRow, ProcessTableCollector
+from collectors.procfs import parse_mountinfo
 
 MIB = 2**20
 

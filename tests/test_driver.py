@@ -5,7 +5,7 @@ import select
 
 from textual._xterm_parser import XTermParser
 
-from leet.driver import _WakingEvent, parser_timeout
+from leet.ui.driver import _WakingEvent, parser_timeout
 
 
 def test_parser_without_pending_input_needs_no_wakeups():

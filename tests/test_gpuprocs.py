@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
-from collectors.gpu import GpuProcess
-from leet.keys import SYMON_KEYS
 from test_snapshots_gpu import gpu_demo
-from widgets.gpuprocs import arrange_gpu_processes, gpu_header_row, gpu_process_row, note_rows
+
+from collectors.gpu import GpuProcess
+from leet.ui.bindings import SYMON_KEYS
+from widgets.gpuprocs import (
+    arrange_gpu_processes,
+    gpu_header_row,
+    gpu_process_row,
+    note_rows,
+)
 
 GIB = 2**30
 

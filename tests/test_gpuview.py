@@ -3,11 +3,28 @@
 from __future__ import annotations
 
 from collectors.base import CollectorStatus, Health
-from collectors.fake import FAKE_LOST_AFTER, FakeClock, FakeGPUCollector, MissingCollector, replay
+from collectors.fake import (
+    FAKE_LOST_AFTER,
+    FakeClock,
+    FakeGPUCollector,
+    MissingCollector,
+    replay,
+)
 from collectors.gpu import GpuInfo, MigInstance
-from leet.gpuview import absent_note, fit_gpu_section, gpu_indices, gpu_row, gpu_section
-from leet.notes import absent_gpu_reasons, extra_notes, gpu_notes, health_notes
-from leet.views import vitals_model
+from leet.ui.views.charts import vitals_model
+from leet.ui.views.gpu import (
+    absent_note,
+    fit_gpu_section,
+    gpu_indices,
+    gpu_row,
+    gpu_section,
+)
+from leet.ui.views.health import (
+    absent_gpu_reasons,
+    extra_notes,
+    gpu_notes,
+    health_notes,
+)
 from widgets.vitals import VitalsModel, vitals_line_count, vitals_rows
 
 GIB = 2**30

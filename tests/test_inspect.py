@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from leet import inspect
-from leet.inspect import idle_timeout
-from leet.runstate import Console
+from leet.commands import inspect_run as inspect
+from leet.commands.inspect_run import idle_timeout
+from leet.model.run import Console
 from leet.runfile.reader import BLOCK_SIZE, read_records
 
 REPO = Path(__file__).resolve().parent.parent
@@ -184,7 +184,7 @@ def test_paths_that_are_not_one_run_file_get_a_clear_message(runs, capsys, tmp_p
         shutil.copy(runs["failed"], two / name)
     cases = {
         two: "holds several run files (run-a.wandb, run-b.wandb)",
-        tmp_path / "missing": "no such file or directory",
+        tmp_path / "missing": "does not exist",
         REPO / "leet": "no run-*.wandb file in this directory",
         REPO / "pyproject.toml": "not a W&B run file",
     }
@@ -194,7 +194,7 @@ def test_paths_that_are_not_one_run_file_get_a_clear_message(runs, capsys, tmp_p
 
 
 def python_inspect(*argv: str) -> list[str]:
-    code = "import argparse, sys; from leet import inspect; p = argparse.ArgumentParser(); inspect.add_arguments(p); status = inspect.run(p.parse_args(sys.argv[1:]))"
+    code = "import argparse, sys; from leet.commands import inspect_run as inspect; p = argparse.ArgumentParser(); inspect.add_arguments(p); status = inspect.run(p.parse_args(sys.argv[1:]))"
     return [sys.executable, "-c", code + "; assert 'textual' not in sys.modules; sys.exit(status)", *argv]
 
 
@@ -209,7 +209,7 @@ def test_a_reader_that_stops_early_is_not_an_error(runs):
     code = textwrap.dedent(
         """
         import argparse, io, os, sys
-        from leet import inspect
+        from leet.commands import inspect_run as inspect
 
         class ClosedPipe(io.TextIOWrapper):
             def write(self, text):

@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import pytest
 
+from leet.model.run import RunModel
 from leet.runfile import bulk
 from leet.runfile import wandb_records_pb2 as pb
 from leet.runfile.events import HistoryRow
 from leet.runfile.reader import BLOCK_SIZE, Chunked, read_records
-from leet.runfile.records import EventReader, EventStream, RawJSON, _history, _summary_raw, parse, to_event
-from leet.runstate import RunModel
+from leet.runfile.records import (
+    EventReader,
+    EventStream,
+    RawJSON,
+    _history,
+    _summary_raw,
+    parse,
+    to_event,
+)
 
 
 def records_of(path) -> list[tuple[int, bytes]]:

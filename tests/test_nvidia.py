@@ -5,31 +5,30 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import nvml_standin
 import pynvml
 import pytest
-
-import nvml_standin
-
-from collectors import Health, Hub
-from collectors.accelerators import accelerator_collectors
-from collectors.gpu import GpuProcess
-from collectors.nvidia import CONTAINER_NOTE, NvidiaCollector, mig_profile
 from nvml_standin import (
+    CONTAINER_NAMESPACE,
     GIB,
+    HOST_NAMESPACE,
     MIB,
     FakeGpu,
     FakeMig,
     FakeNvml,
     FakeProcess,
     FakeUtilizationSample,
-    CONTAINER_NAMESPACE,
-    HOST_NAMESPACE,
     add_process,
     container_proc,
     host_proc,
     installed,
     set_pid_namespace,
 )
+
+from collectors import Health, Hub
+from collectors.accelerators import accelerator_collectors
+from collectors.gpu import GpuProcess
+from collectors.nvidia import CONTAINER_NOTE, NvidiaCollector, mig_profile
 
 W_AND_B_KEYS = {
     "gpu",

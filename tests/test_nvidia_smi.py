@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from collectors.gpu import GpuProcess
-from collectors.nvidia_smi import parse_report, quantity, run_nvidia_smi
+from leet.testing.nvidia_smi import parse_report, quantity, run_nvidia_smi
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nvidia_smi"
 A5000 = FIXTURES / "nvidia-smi_q_x_2xRTX-A5000_schema-v13.xml"

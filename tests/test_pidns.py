@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nvml_standin import CONTAINER_NAMESPACE, add_process, set_pid_namespace
+
 from collectors.pidns import (
     ROOT_PID_NAMESPACE,
     ProcStatus,
@@ -14,7 +16,6 @@ from collectors.pidns import (
     read_status,
     shows_host_pids,
 )
-from nvml_standin import CONTAINER_NAMESPACE, add_process, set_pid_namespace
 
 STATUS = """\
 Name:\tpython3

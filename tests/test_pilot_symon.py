@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
-from leet.demo import make_demo
-from leet.screens.help import HelpScreen
+from leet.testing.demo import make_demo
+from leet.ui.screens.help import HelpScreen
 from widgets.filterbar import FilterBar
 from widgets.grid import MIN_CELL_HEIGHT, MIN_CELL_WIDTH
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import time
 from contextlib import asynccontextmanager
 
-from leet.app import LeetApp
+from wandb_runs import BLOCK_SIZE
+
 from leet.config import Config
-from leet.runsource import RunSource
-from leet.screens.help import HelpScreen
-from leet.screens.run import RunScreen
-from leet.store import Store
+from leet.model.store import Store
+from leet.sources.run import RunSource
+from leet.ui.app import LeetApp
+from leet.ui.screens.help import HelpScreen
+from leet.ui.screens.run import RunScreen
 from widgets.filterbar import FilterBar
 from widgets.lines import StyledLines
-
-from wandb_runs import BLOCK_SIZE
 
 CONTROL = frozenset(chr(c) for c in (*range(0x00, 0x20), *range(0x7F, 0xA0)))
 

@@ -1,6 +1,6 @@
 """Whole-screen snapshots of the run view (``leet PATH``) on a made-up run.
 
-The run comes from ``leet.demo.make_run_demo``: synthetic events, no file,
+The run comes from ``leet.testing.demo.make_run_demo``: synthetic events, no file,
 no thread, a fixed clock. The SVGs live in
 ``tests/__snapshots__/test_run_snapshots/``; after a deliberate change to the
 view, regenerate them with
@@ -10,7 +10,7 @@ at them before keeping them (see test_snapshots.py for what they depend on).
 
 from __future__ import annotations
 
-from leet.demo import make_run_demo
+from leet.testing.demo import make_run_demo
 
 LARGE = (160, 48)
 SMALL = (100, 30)

@@ -28,7 +28,14 @@ from leet.runfile.events import (
     SummaryUpdate,
 )
 from leet.runfile.reader import BLOCK_SIZE, read_records
-from leet.runfile.records import EventReader, decode, flatten, iter_decoded, iter_events, json_value
+from leet.runfile.records import (
+    EventReader,
+    decode,
+    flatten,
+    iter_decoded,
+    iter_events,
+    json_value,
+)
 
 STEPS = 300
 

@@ -1,7 +1,7 @@
 """The workspace runs list: rows for shared runs, groups and job types, and the ``g`` and ``j`` keys.
 
 Row building is pure (``list_rows`` over ``RunEntry`` values); the keys are
-driven on the made-up workspace of ``leet.workspace_demo``: nine runs in the
+driven on the made-up workspace of ``leet.testing.workspace_demo``: nine runs in the
 groups ``sweep``, ``ddp`` and ``vit`` plus one without a group, job types
 ``train`` and ``eval``, and ``ddp-r50-4gpu``, a shared run written by four
 processes labelled rank0-rank3.
@@ -11,11 +11,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leet.runstate import RunState
-from leet.screens.workspace import NO_GROUP, job_types, list_note, list_rows, next_job_type, run_row
-from leet.workspace import RunEntry
-from leet.workspace_demo import DEMO_RUNS, DemoRunSpec, make_workspace_demo
-from widgets.runlist import GroupHeader, RunList, RunRow, compact_labels, detail_text, identity
+from leet.model.run import RunState
+from leet.sources.workspace import RunEntry
+from leet.testing.workspace_demo import DEMO_RUNS, DemoRunSpec, make_workspace_demo
+from leet.ui.screens.workspace import (
+    NO_GROUP,
+    job_types,
+    list_note,
+    list_rows,
+    next_job_type,
+    run_row,
+)
+from widgets.runlist import (
+    GroupHeader,
+    RunList,
+    RunRow,
+    compact_labels,
+    detail_text,
+    identity,
+)
 
 SIZE = (160, 48)
 ESC = "\x1b"

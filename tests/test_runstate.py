@@ -1,5 +1,11 @@
-from leet.runfile.events import ConsoleOutput, HistoryRow, RunExit, RunInfo, SummaryUpdate
-from leet.runstate import Console, RunModel, RunState, overwrite
+from leet.model.run import Console, RunModel, RunState, overwrite
+from leet.runfile.events import (
+    ConsoleOutput,
+    HistoryRow,
+    RunExit,
+    RunInfo,
+    SummaryUpdate,
+)
 
 
 def texts(console):

@@ -11,14 +11,21 @@ from pathlib import Path
 
 import pytest
 
-from leet.app import LeetApp
 from leet.config import Config
-from leet.labels import LabelFilter
-from leet.runstate import ConsoleLine, RunState
-from leet.screens.labels import LabelPicker
-from leet.screens.run import RunScreen
-from leet.sharedrun import SharedRunSource, merge_console, open_run, read_head, sibling_files, writer_files
-from leet.store import Store
+from leet.model.node_filter import LabelFilter
+from leet.model.run import ConsoleLine, RunState
+from leet.model.store import Store
+from leet.sources.shared import (
+    SharedRunSource,
+    merge_console,
+    open_run,
+    read_head,
+    sibling_files,
+    writer_files,
+)
+from leet.ui.app import LeetApp
+from leet.ui.screens.label_picker import LabelPicker
+from leet.ui.screens.run import RunScreen
 
 LABELS = ("rank0", "rank1", "rank2", "rank3")
 
@@ -224,7 +231,7 @@ async def test_the_label_picker_lists_each_writer_and_toggles_it(shared):
 
 
 async def test_l_on_an_ordinary_run_says_it_has_no_labels(basic_run):
-    from leet.runsource import RunSource
+    from leet.sources.run import RunSource
 
     source = RunSource(basic_run.run_dir, Store())
     while not source.model.loaded:

@@ -10,7 +10,7 @@ no NO_COLOR); run pytest without TEXTUAL_THEME set.
 
 from __future__ import annotations
 
-from leet.demo import make_demo
+from leet.testing.demo import make_demo
 
 SYMON = (120, 36)
 SMALL = (80, 24)

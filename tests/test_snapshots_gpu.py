@@ -10,11 +10,11 @@ environment they assume).
 from __future__ import annotations
 
 from collectors.fake import DEFAULT_START, FakeClock, make_fake_collectors
-from leet.app import LeetApp
 from leet.config import Config
-from leet.demo import DEMO_THEME, Demo
-from leet.sources import LiveSource
-from leet.store import Store
+from leet.model.store import Store
+from leet.sources.live import LiveSource
+from leet.testing.demo import DEMO_THEME, Demo
+from leet.ui.app import LeetApp
 
 INTERVAL = 2.0
 SAMPLES = 120
@@ -29,7 +29,7 @@ def gpu_demo(
     notes: tuple[str, ...] = (),
     missing_driver: bool = False,
 ) -> Demo:
-    """``leet.demo.make_demo`` with the fake GPU collector's lost, MIG and note options."""
+    """``leet.testing.demo.make_demo`` with the fake GPU collector's lost, MIG and note options."""
     clock = FakeClock(DEFAULT_START - (SAMPLES - 1) * INTERVAL)
     collectors = make_fake_collectors(
         clock, gpus=gpus, lost_gpus=lost, mig_gpus=mig, gpu_notes=notes, missing_gpu_driver=missing_driver

@@ -1,6 +1,6 @@
 """Whole-screen snapshot of a shared run's system charts in spread mode.
 
-The run comes from ``leet.demo.make_run_demo(nodes=4, slow_node=2)``: four
+The run comes from ``leet.testing.demo.make_run_demo(nodes=4, slow_node=2)``: four
 nodes (``rank0``…``rank3``) of two GPUs each write their system metrics under
 their own label, and rank2 runs its GPUs at about 40 % while the rest run at
 about 90 %. The SVG lives in ``tests/__snapshots__/test_snapshots_spread/``;
@@ -11,7 +11,7 @@ for what snapshots depend on).
 
 from __future__ import annotations
 
-from leet.demo import make_run_demo
+from leet.testing.demo import make_run_demo
 
 LARGE = (160, 48)
 

@@ -1,6 +1,6 @@
 """Whole-screen snapshots of the workspace runs list grouped by W&B group and cut to one job type.
 
-The runs come from ``leet.workspace_demo.make_workspace_demo`` (see
+The runs come from ``leet.testing.workspace_demo.make_workspace_demo`` (see
 test_workspace_snapshots.py): groups ``sweep``, ``ddp`` and ``vit``, one run
 without a group, job types ``train`` and ``eval``, and a shared run written
 by four processes. The SVGs live in
@@ -11,7 +11,7 @@ after a deliberate change, and read them before keeping them.
 
 from __future__ import annotations
 
-from leet.workspace_demo import make_workspace_demo
+from leet.testing.workspace_demo import make_workspace_demo
 
 LARGE = (160, 48)
 SMALL = (100, 30)

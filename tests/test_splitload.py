@@ -14,17 +14,23 @@ import sys
 import time
 
 import pytest
+from wandb_runs import make_corrupted_copy
 
-from leet import runsource, splitload
+from leet.model.run import RunState
+from leet.model.store import Store
 from leet.runfile.events import DataLoss, StatsRow, SummaryUpdate
 from leet.runfile.reader import BLOCK_SIZE
 from leet.runfile.records import Decoded, RawJSON
-from leet.runsource import RunSource
-from leet.runstate import RunState
-from leet.splitload import ChildLoad, Frame, decode_frame, encode_frame, read_part
-from leet.store import Store
-
-from wandb_runs import make_corrupted_copy
+from leet.sources import parallel as splitload
+from leet.sources import run as runsource
+from leet.sources.parallel import (
+    ChildLoad,
+    Frame,
+    decode_frame,
+    encode_frame,
+    read_part,
+)
+from leet.sources.run import RunSource
 
 TIMEOUT = 30.0
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
@@ -230,7 +236,7 @@ def test_stop_leaves_no_child_behind(basic_run, children, monkeypatch):
 
 
 def test_the_child_leaves_when_its_parent_does():
-    watcher = "from leet.splitload import _exit_with_parent; import time; _exit_with_parent(); time.sleep(60)"
+    watcher = "from leet.sources.parallel import _exit_with_parent; import time; _exit_with_parent(); time.sleep(60)"
     process = subprocess.Popen([sys.executable, "-c", watcher], stdin=subprocess.PIPE, env=splitload._child_env())
     try:
         time.sleep(0.2)
@@ -266,7 +272,7 @@ def test_the_child_can_be_run_by_hand(basic_run):
     done = subprocess.run(splitload.child_command(path, BLOCK_SIZE, size), capture_output=True, env=splitload._child_env(), timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith(b"E" + bytes(8))
-    usage = subprocess.run([sys.executable, "-m", "leet.splitload"], capture_output=True, env=splitload._child_env(), timeout=30)
+    usage = subprocess.run([sys.executable, "-m", "leet.sources.parallel"], capture_output=True, env=splitload._child_env(), timeout=30)
     assert usage.returncode == 2 and b"usage" in usage.stderr
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 import random
 
-from leet.catalog import group
-from leet.screens.gridkeys import next_mode
-from leet.spread import find_outlier, node_levels, node_spread
-from leet.store import SeriesData, SeriesKey
-from leet.views import chart_view, default_mode, modes_for
+from leet.model.catalog import group
+from leet.model.node_spread import find_outlier, node_levels, node_spread
+from leet.model.store import SeriesData, SeriesKey
+from leet.ui.screens.grid_actions import next_mode
+from leet.ui.views.charts import chart_view, default_mode, modes_for
 from widgets.chartframe import compose_rows, row_text
 from widgets.raster import SeriesView
 

@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from leet.store import SeriesKey, Store
+from leet.model.store import SeriesKey, Store
 
 CPU = SeriesKey("live", "cpu", None)
 

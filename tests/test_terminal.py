@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from terminal import chart_panels
 
 SLOW = 20.0  # seconds; only bounds a hang on a loaded machine

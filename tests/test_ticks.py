@@ -7,7 +7,14 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from widgets.ticks import integer_ticks, log_ticks, nice_range, nice_step, nice_ticks, time_ticks
+from widgets.ticks import (
+    integer_ticks,
+    log_ticks,
+    nice_range,
+    nice_step,
+    nice_ticks,
+    time_ticks,
+)
 
 
 def mantissa(step: float) -> float:

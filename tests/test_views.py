@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collectors.base import CollectorStatus, Health
-from leet.catalog import group
-from leet.notes import extra_notes, health_notes
-from leet.views import filter_specs, format_uptime, host_summary, vitals_model
+from leet.model.catalog import group
+from leet.ui.views.charts import filter_specs, format_uptime, host_summary, vitals_model
+from leet.ui.views.health import extra_notes, health_notes
 
 
 @dataclass(frozen=True)

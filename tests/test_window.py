@@ -1,4 +1,4 @@
-from leet.window import tail_window
+from leet.model.time_window import tail_window
 
 
 def test_window_starts_narrow_and_doubles():

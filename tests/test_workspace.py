@@ -18,11 +18,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
-
-from leet.runsource import CRASH_AFTER
-from leet.runstate import RunState
-from leet.store import SeriesKey, Store
-from leet.workspace import WorkspaceSource, is_workspace, probe, run_files, workspace_root
 from wandb_runs import (
     BasicRun,
     KilledRun,
@@ -32,6 +27,16 @@ from wandb_runs import (
     make_failed_run,
     make_killed_run,
     make_shared_run,
+)
+
+from leet.model.run import CRASH_AFTER, RunState
+from leet.model.store import SeriesKey, Store
+from leet.sources.workspace import (
+    WorkspaceSource,
+    is_workspace,
+    probe,
+    run_files,
+    workspace_root,
 )
 
 WAIT = 20.0  # seconds a run may take to load on a loaded machine
@@ -340,7 +345,7 @@ def test_a_selected_run_whose_directory_is_removed_is_deselected(workspace, tmp_
 @pytest.fixture
 def opened(monkeypatch):
     """What ``leet.cli.main`` would show: the app's source and screen, without a terminal."""
-    from leet.app import LeetApp
+    from leet.ui.app import LeetApp
 
     shown: list[tuple[object, object]] = []
 
@@ -354,10 +359,10 @@ def opened(monkeypatch):
 
 def test_leet_dir_opens_the_workspace_or_the_run_view(workspace, opened, monkeypatch):
     from leet import cli
-    from leet.runsource import RunSource
-    from leet.screens.run import RunScreen
-    from leet.sharedrun import SharedRunSource
-    from leet.screens.workspace import WorkspaceScreen
+    from leet.sources.run import RunSource
+    from leet.sources.shared import SharedRunSource
+    from leet.ui.screens.run import RunScreen
+    from leet.ui.screens.workspace import WorkspaceScreen
 
     for path in (workspace.root, workspace.runs):
         assert cli.main([str(path)]) == 0

@@ -13,15 +13,15 @@ import time
 from contextlib import asynccontextmanager
 
 import pytest
-
-from leet.app import LeetApp
-from leet.config import Config
-from leet.screens.help import HelpScreen
-from leet.screens.run import RunScreen
-from leet.screens.workspace import WorkspaceScreen
-from leet.store import Store
-from leet.workspace import WorkspaceSource
 from test_workspace import copy_run, session_workspace
+
+from leet.config import Config
+from leet.model.store import Store
+from leet.sources.workspace import WorkspaceSource
+from leet.ui.app import LeetApp
+from leet.ui.screens.help import HelpScreen
+from leet.ui.screens.run import RunScreen
+from leet.ui.screens.workspace import WorkspaceScreen
 from widgets.filterbar import FilterBar
 from widgets.runlist import RunList
 

@@ -1,6 +1,6 @@
 """Whole-screen snapshots of the workspace view (``leet DIR``) on a made-up folder of runs.
 
-The runs come from ``leet.workspace_demo.make_workspace_demo``: nine runs
+The runs come from ``leet.testing.workspace_demo.make_workspace_demo``: nine runs
 (running, finished, presumed crashed, failed) in three W&B groups and none,
 one of them a shared run with four writers, two of them overlaid; no files,
 no threads, a fixed clock. Grouping and job types have their own snapshots
@@ -13,7 +13,7 @@ look at them before keeping them (see test_snapshots.py for what they depend on)
 
 from __future__ import annotations
 
-from leet.workspace_demo import make_workspace_demo
+from leet.testing.workspace_demo import make_workspace_demo
 
 LARGE = (160, 48)
 SMALL = (100, 30)

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
-
 from wandb_runs import (
     BasicRun,
     CorruptedRun,

@@ -11,9 +11,18 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Sequence
 
-from widgets.raster import BAND, BAND_MIDDLE, SeriesView, heatmap_layout, render_band, render_heatmap, render_lines, y_bounds
-from widgets.ticks import integer_ticks, log_ticks, time_ticks
+from widgets.raster import (
+    BAND,
+    BAND_MIDDLE,
+    SeriesView,
+    heatmap_layout,
+    render_band,
+    render_heatmap,
+    render_lines,
+    y_bounds,
+)
 from widgets.text import clean
+from widgets.ticks import integer_ticks, log_ticks, time_ticks
 from widgets.units import axis_ticks, format_axis_labels, format_value
 
 Run = tuple[str, str]  # (text, style key)

@@ -18,7 +18,6 @@ from textual.widget import Widget
 from widgets.chartframe import Row, changed_span
 from widgets.palette import chart_styles
 
-
 # Keys every list-like pane answers the same way: actions cursor(±1), page(±1), jump(0 | -1).
 LIST_BINDINGS = [
     Binding("up,w", "cursor(-1)", "Up", show=False),

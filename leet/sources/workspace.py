@@ -17,14 +17,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
+from leet.model.keys import label_of_keys, natural_key, system_key
+from leet.model.run import CRASH_AFTER, RunState
+from leet.model.store import Store
 from leet.runfile.events import RunExit, StatsRow
+from leet.runfile.locate import RunNotFound
 from leet.runfile.reader import BLOCK_SIZE, RunFileError, read_records
 from leet.runfile.records import decode
-from leet.runsource import CRASH_AFTER, RunNotFound, RunSource
-from leet.sharedrun import SharedRunSource, head_of, label_of_keys, natural_key
-from leet.runstate import RunState
-from leet.store import Store
-from leet.tailing import Listeners
+from leet.sources.run import RunSource
+from leet.sources.shared import SharedRunSource, head_of
+from leet.sources.tailer import Listeners
 
 RESCAN_SECONDS = 2.0
 HEAD_BYTES = 64 * 1024  # the run record is the second record of the file
@@ -282,7 +284,7 @@ class WorkspaceSource(Listeners):
         if source is not None:
             source.close()
             self.store.drop_run(key)
-            self.store.drop_run(key + "#system")
+            self.store.drop_run(system_key(key))
 
     # -- the worker ----------------------------------------------------------------
 

@@ -11,9 +11,10 @@ import math
 import time
 from typing import Any, Iterable, Mapping, Sequence
 
-from leet.catalog import LABEL_SEPARATOR, ChartSpec, natural_key
-from leet.spread import find_outlier, node_levels, node_spread
-from leet.store import SeriesData, SeriesKey
+from leet.model.catalog import ChartSpec
+from leet.model.keys import LABEL_SEPARATOR, natural_key
+from leet.model.node_spread import find_outlier, node_levels, node_spread
+from leet.model.store import SeriesData, SeriesKey
 from widgets.chartframe import MODES, ChartView
 from widgets.matching import compile_filter
 from widgets.raster import SeriesView
@@ -264,7 +265,7 @@ def vitals_model(
     notes: Sequence[str] = (),
     gpu: GpuSection | None = None,
 ) -> VitalsModel:
-    """Host meters and rates; ``gpu`` (see ``leet.gpuview``) adds the GPU section."""
+    """Host meters and rates; ``gpu`` (see ``leet.ui.views.gpu``) adds the GPU section."""
     meters = [m for m in (_cpu_meter(latest), _memory_meter(latest, host), _swap_meter(latest, host)) if m]
     meters += _disk_meters(latest, disk_paths)
     return VitalsModel(

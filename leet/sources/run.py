@@ -13,23 +13,27 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
+from leet.model.keys import join_label, split_label, system_key
+from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState
+from leet.model.store import Store
 from leet.runfile.events import HistoryRow, StatsRow
+from leet.runfile.locate import find_run_file
 from leet.runfile.reader import RunFileError
 from leet.runfile.records import EventReader
-from leet.runstate import ConsoleLine, RunModel, RunState
-from leet.splitload import SPLIT_LOAD_BYTES, ChildLoad, Frame, HistoryColumns, split_point
-from leet.store import Store
-from leet.tailing import Tailer
+from leet.sources.parallel import (
+    SPLIT_LOAD_BYTES,
+    ChildLoad,
+    Frame,
+    HistoryColumns,
+    split_point,
+)
+from leet.sources.tailer import Tailer
 
-SYSTEM_SUFFIX = "#system"
 FIRST_BATCH = 2000  # small, so the first charts appear while the rest loads
 BATCH = 10000  # records per step after the first: bigger ones cost memory (a peak of ~16 MiB more at 20000), not time
 FRAMES_PER_STEP = 10  # batches taken from a child per step: about BATCH records
-CRASH_AFTER = 600.0  # seconds without growth or exit record before a run is presumed crashed
 SPLIT_GRACE = 5.0  # seconds the loader waits for a child's next batch before it reads on itself
 # Seconds after the first batch before a child is started: on a busy machine the child
 # would take the CPU the app needs for its first charts (measured: 1.5 s to the first
@@ -39,91 +43,11 @@ SPLIT_DELAY = 1.0
 _RUN_FILE = re.compile(r"run-(?P<id>[^.]+)\.wandb$")
 
 
-class RunNotFound(FileNotFoundError):
-    """The path names no run file."""
-
-
-def find_run_file(path: str | os.PathLike[str]) -> Path:
-    """The ``run-<id>.wandb`` file at ``path``, or inside the run directory ``path``."""
-    path = Path(path)
-    if path.is_file():
-        return path
-    if path.is_dir():
-        found = sorted(path.glob("run-*.wandb"))
-        if len(found) == 1:
-            return found[0]
-        if len(found) > 1:
-            names = ", ".join(p.name for p in found)
-            raise RunNotFound(f"{path} holds several run files ({names}); name one of them")
-        raise RunNotFound(f"{path} holds no run-*.wandb file")
-    raise RunNotFound(f"{path} does not exist")
-
-
-@dataclass(frozen=True)
-class WriterStatus:
-    """One writer of a shared run, as the label picker lists it."""
-
-    label: str
-    state: RunState
-    primary: bool
-    file: Path
-    exit_code: int | None = None
-    records: int = 0
-
-
-@dataclass(frozen=True)
-class RunSnapshot:
-    """A copy of what the run model knows, for one redraw."""
-
-    run_key: str  # where the run's series are in the store
-    state: RunState
-    info: Any
-    config: dict[str, Any]
-    summary: dict[str, Any]
-    environments: tuple[Any, ...]
-    console: tuple[ConsoleLine, ...]
-    last_step: int | None
-    history_keys: tuple[str, ...]
-    records: int
-    bytes_read: int
-    file_size: int
-    lost_bytes: int
-    lost_records: int
-    exit_code: int | None
-    error: str = ""
-    run_id: str = ""  # the run's own id, for people
-    labels: tuple[str, ...] = ()  # node labels of a shared run's writers
-    writers: tuple[WriterStatus, ...] = ()  # a shared run's writers, the primary first
-
-    @classmethod
-    def of(cls, model: RunModel, *, run_key: str, state: RunState, file_size: int, run_id: str, console_lines: int = 2000, error: str = "") -> "RunSnapshot":
-        """A copy of ``model`` for one redraw (the caller holds whatever lock guards it)."""
-        return cls(
-            run_key=run_key,
-            state=state,
-            info=model.info,
-            config=dict(model.config),
-            summary=dict(model.summary),
-            environments=tuple(model.environments),
-            console=tuple(model.console.snapshot(console_lines)),
-            last_step=model.last_step,
-            history_keys=tuple(sorted(model.history_keys)),
-            records=model.records,
-            bytes_read=model.bytes_read or file_size,
-            file_size=file_size,
-            lost_bytes=model.lost_bytes,
-            lost_records=model.lost_records,
-            exit_code=model.exit.exit_code if model.exit is not None else None,
-            error=error,
-            run_id=run_id,
-        )
-
-
 class RunSource(Tailer):
     """Reads one run file into a store and a run model; ``step()`` is the synchronous core.
 
     A file of ``split_load_bytes`` or more is read in two processes: a child
-    (``leet.splitload``) decodes the later part of what the file holds when
+    (``leet.sources.parallel``) decodes the later part of what the file holds when
     first read, while this source reads the earlier part; then this source
     takes the child's batches in order and reads on from where the child stopped.
     """
@@ -197,7 +121,7 @@ class RunSource(Tailer):
 
     @property
     def system_key(self) -> str:
-        return self.run_key + SYSTEM_SUFFIX
+        return system_key(self.run_key)
 
     # -- reading ---------------------------------------------------------------
     def step(self) -> bool:
@@ -279,14 +203,14 @@ class RunSource(Tailer):
         default = self.default_label
         out: dict[str, float] = {} if default is not None else values
         for key, value in values.items():
-            at = key.find("/l:")
-            if at >= 0:
+            label = split_label(key)[1]
+            if label is not None:
                 if self.label is None:
-                    self.label = key[at + 3:]
+                    self.label = label
                 if default is not None:
                     out[key] = value
             elif default is not None:
-                out[f"{key}/l:{default}"] = value
+                out[join_label(key, default)] = value
         if self.label is None and default is not None and values:
             self.label = default
         return out

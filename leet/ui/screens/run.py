@@ -14,15 +14,21 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
-from leet.screens.gridkeys import GridActions, next_mode
-
-from leet.catalog import ChartSpec, group
-from leet.keys import RUN_KEYS
-from leet.labels import LabelFilter
-from leet.runsource import RunSnapshot, RunSource
-from leet.runstate import RunState
-from leet.runviews import console_lines, header_parts, metric_specs, overview_lines, step_range, time_range
-from leet.views import chart_view, default_mode, filter_specs, series_keys
+from leet.model.catalog import ChartSpec, group
+from leet.model.node_filter import LabelFilter
+from leet.model.run import RunSnapshot, RunState
+from leet.sources.run import RunSource
+from leet.ui.bindings import RUN_KEYS
+from leet.ui.screens.grid_actions import GridActions, next_mode
+from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
+from leet.ui.views.run import (
+    console_lines,
+    header_parts,
+    metric_specs,
+    overview_lines,
+    step_range,
+    time_range,
+)
 from widgets.filterbar import FilterBar
 from widgets.grid import ChartGrid
 from widgets.text import clean
@@ -196,7 +202,7 @@ class RunScreen(GridActions, Screen[None]):
 
     # -- actions -----------------------------------------------------------------
     def action_help(self) -> None:
-        from leet.screens.help import HelpScreen
+        from leet.ui.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(RUN_KEYS, "run"))
 
@@ -240,7 +246,7 @@ class RunScreen(GridActions, Screen[None]):
         if snapshot is None or not snapshot.labels:
             self.notify("This run has no node labels (not a shared-mode run)", timeout=3)
             return
-        from leet.screens.labels import LabelPicker
+        from leet.ui.screens.label_picker import LabelPicker
 
         def chosen(labels: LabelFilter | None) -> None:
             if labels is not None:

@@ -11,7 +11,7 @@ events, in file order. The loader takes each batch after its own part, in
 order, then goes on reading from where the child stopped, exactly as if it
 had read everything itself.
 
-    python -m leet.splitload RUN_FILE SPLIT UNTIL      # frames on stdout (see ``Frame``)
+    python -m leet.sources.parallel RUN_FILE SPLIT UNTIL      # frames on stdout (see ``Frame``)
 
 ``split`` is a block boundary: the framing finds the first record that starts
 at or after it from there, as the loader's framing does, and the child's part
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     numbers = [int(arg) if arg.isdigit() else -1 for arg in args[1:]]
     if len(args) not in (3, 4) or numbers[0] < HEADER_SIZE or min(numbers) < 1:
-        print("usage: python -m leet.splitload RUN_FILE SPLIT_OFFSET UNTIL_OFFSET [RECORDS_PER_BATCH]", file=sys.stderr)
+        print("usage: python -m leet.sources.parallel RUN_FILE SPLIT_OFFSET UNTIL_OFFSET [RECORDS_PER_BATCH]", file=sys.stderr)
         return 2
     _exit_with_parent()
     framing.WINDOW_BYTES = _WINDOW_BYTES  # this process reads nothing else
@@ -437,12 +437,12 @@ class ChildLoad:
 
 
 def child_command(path: str | os.PathLike[str], split: int, until: int) -> list[str]:
-    return [sys.executable, "-m", "leet.splitload", os.fspath(path), str(split), str(until)]
+    return [sys.executable, "-m", "leet.sources.parallel", os.fspath(path), str(split), str(until)]
 
 
 def _child_env() -> dict[str, str]:
     """This environment, with the directory that holds the ``leet`` package first on the path."""
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(part for part in (root, env.get("PYTHONPATH", "")) if part)
     return env

@@ -42,7 +42,7 @@ from itertools import repeat
 from operator import itemgetter, mul, truediv
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
-from leet.catalog import split_label
+from leet.model.keys import split_label
 
 _log = logging.getLogger(__name__)
 

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
+from leet.model.run import RunModel
 from leet.runfile.events import (
     ConfigUpdate,
     ConsoleOutput,
@@ -41,9 +42,9 @@ from leet.runfile.events import (
     StatsRow,
     SummaryUpdate,
 )
+from leet.runfile.locate import find_run_file
 from leet.runfile.reader import RunFileError
 from leet.runfile.records import Decoded, EventReader, flatten
-from leet.runstate import RunModel
 
 DEFAULT_IDLE_TIMEOUT = 600.0
 POLL_INTERVAL = 0.25
@@ -117,26 +118,6 @@ def _silence_stdout() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
-
-
-def find_run_file(path: Path) -> Path:
-    """``path`` itself if it is a file; the one ``run-*.wandb`` inside it if it is a directory."""
-    if not path.exists():
-        raise RunFileError(f"{path}: no such file or directory")
-    if not path.is_dir():
-        return path
-    found = sorted(path.glob("run-*.wandb"))
-    if len(found) == 1:
-        return found[0]
-    if found:
-        names = ", ".join(item.name for item in found)
-        raise RunFileError(f"{path}: holds several run files ({names}); name the one to inspect")
-    hint = ""
-    for candidate in (path / "latest-run", path / "wandb" / "latest-run"):
-        if candidate.is_dir():
-            hint = f" (the newest run is {candidate})"
-            break
-    raise RunFileError(f"{path}: no run-*.wandb file in this directory{hint}")
 
 
 # ---------------------------------------------------------------- reading

@@ -12,8 +12,8 @@ import threading
 from typing import Any, Mapping
 
 from collectors.base import CollectorStatus, Sample
-from leet.store import Store
-from leet.tailing import Listeners
+from leet.model.store import Store
+from leet.sources.tailer import Listeners
 
 LIVE_RUN = "live"
 

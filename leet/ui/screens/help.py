@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from leet import __version__
-from leet.keys import SYMON_KEYS, Key, help_sections
+from leet.ui.bindings import SYMON_KEYS, Key, help_sections
 
 
 def help_text(keys: tuple[Key, ...], view: str) -> Text:

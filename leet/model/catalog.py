@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping
 
+from leet.model.keys import LABEL_SEPARATOR, join_label, natural_key, split_label
+
 FAMILIES = ("CPU", "Memory", "Disk", "Network", "GPU", "Accelerators", "Process", "Other")
 
-LABEL_SEPARATOR = "/l:"
 
 ORDERS = ("symon", "title")
 
@@ -70,25 +71,6 @@ class ChartSpec:
     @property
     def full_title(self) -> str:
         return f"{self.title} ({self.unit})" if self.unit else self.title
-
-
-def split_label(key: str) -> tuple[str, str | None]:
-    """``"gpu.0.gpu/l:rank3"`` → ``("gpu.0.gpu", "rank3")``.
-
-    The key ends at the first ``/l:``. With both ``x_label`` and a DCGM-exporter
-    node (``gpu.0.temp/l:node1/l:rank0``) the label keeps both parts,
-    ``"node1/l:rank0"``: each part tells a different source apart, and the key
-    stays a plain W&B key. An empty label counts as no label.
-    """
-    cut = key.find(LABEL_SEPARATOR)
-    if cut < 0:
-        return key, None
-    return key[:cut], key[cut + len(LABEL_SEPARATOR):] or None
-
-
-def join_label(key: str, label: str | None) -> str:
-    """Inverse of :func:`split_label`."""
-    return key if label is None else f"{key}{LABEL_SEPARATOR}{label}"
 
 
 # --- units ------------------------------------------------------------------
@@ -542,15 +524,6 @@ _SYMON_FIRST = (
 )
 _FIRST_RANK = {chart: rank for rank, chart in enumerate(_SYMON_FIRST)}
 
-_DIGITS = re.compile(r"(\d+)")
-
-
-def natural_key(text: str) -> tuple:
-    """Sort key that orders digit runs by value: "Core 2" before "Core 10"."""
-    parts = _DIGITS.split(text.casefold())
-    return tuple(int(part) if i % 2 else part for i, part in enumerate(parts))
-
-
 def _series_order(info: MetricInfo) -> tuple:
     label = () if info.label is None else (1, natural_key(info.label))
     return natural_key(info.series), label, info.key
@@ -604,13 +577,9 @@ def group(keys: Iterable[str], order: str = "symon") -> list[ChartSpec]:
 
 __all__ = [
     "FAMILIES",
-    "LABEL_SEPARATOR",
     "ORDERS",
     "ChartSpec",
     "MetricInfo",
     "describe",
     "group",
-    "join_label",
-    "natural_key",
-    "split_label",
 ]

@@ -8,8 +8,8 @@ import sys
 from typing import Any, TextIO
 
 from collectors.base import Health, Sample
-from leet.catalog import group
-from leet.notes import extra_notes
+from leet.model.catalog import group
+from leet.ui.views.health import extra_notes
 from widgets.text import clean
 from widgets.units import format_value
 

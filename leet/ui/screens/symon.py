@@ -14,15 +14,27 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
-from leet.screens.gridkeys import GridActions, next_mode
-
-from leet.catalog import ChartSpec, group
-from leet.gpuview import fit_gpu_section, gpu_section, lost_gpu_notes
-from leet.keys import SYMON_KEYS
-from leet.sources import LiveSource
-from leet.notes import GPU_BACKENDS, absent_gpu_reasons, extra_notes, gpu_notes, health_notes
-from leet.views import chart_view, default_mode, filter_specs, host_summary, series_keys, vitals_model
-from leet.window import tail_window
+from leet.model.catalog import ChartSpec, group
+from leet.model.time_window import tail_window
+from leet.sources.live import LiveSource
+from leet.ui.bindings import SYMON_KEYS
+from leet.ui.screens.grid_actions import GridActions, next_mode
+from leet.ui.views.charts import (
+    chart_view,
+    default_mode,
+    filter_specs,
+    host_summary,
+    series_keys,
+    vitals_model,
+)
+from leet.ui.views.gpu import fit_gpu_section, gpu_section, lost_gpu_notes
+from leet.ui.views.health import (
+    GPU_BACKENDS,
+    absent_gpu_reasons,
+    extra_notes,
+    gpu_notes,
+    health_notes,
+)
 from widgets.filterbar import FilterBar
 from widgets.gpuprocs import GpuProcessTable
 from widgets.grid import ChartGrid
@@ -273,7 +285,7 @@ class SymonScreen(GridActions, Screen[None]):
 
     # -- actions -------------------------------------------------------------
     def action_help(self) -> None:
-        from leet.screens.help import HelpScreen
+        from leet.ui.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(SYMON_KEYS, "system monitor"))
 

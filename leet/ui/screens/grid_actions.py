@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from leet.catalog import ChartSpec
-from leet.views import default_mode, modes_for
+from leet.model.catalog import ChartSpec
+from leet.ui.views.charts import default_mode, modes_for
 from widgets.grid import ChartGrid
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable
 
 from leet.runfile.events import (
@@ -27,6 +28,7 @@ from leet.runfile.events import (
 )
 
 CONSOLE_LINES = 5000
+CRASH_AFTER = 600.0  # seconds without growth or exit record before a run is presumed crashed
 
 
 class RunState(enum.Enum):
@@ -161,3 +163,63 @@ def _merge(target: dict[str, Any], update: dict[str, Any], remove: Iterable[str]
         prefix = key + "."
         for nested in [k for k in target if k.startswith(prefix)]:
             del target[nested]
+
+
+@dataclass(frozen=True)
+class WriterStatus:
+    """One writer of a shared run, as the label picker lists it."""
+
+    label: str
+    state: RunState
+    primary: bool
+    file: Path
+    exit_code: int | None = None
+    records: int = 0
+
+
+@dataclass(frozen=True)
+class RunSnapshot:
+    """A copy of what the run model knows, for one redraw."""
+
+    run_key: str  # where the run's series are in the store
+    state: RunState
+    info: Any
+    config: dict[str, Any]
+    summary: dict[str, Any]
+    environments: tuple[Any, ...]
+    console: tuple[ConsoleLine, ...]
+    last_step: int | None
+    history_keys: tuple[str, ...]
+    records: int
+    bytes_read: int
+    file_size: int
+    lost_bytes: int
+    lost_records: int
+    exit_code: int | None
+    error: str = ""
+    run_id: str = ""  # the run's own id, for people
+    labels: tuple[str, ...] = ()  # node labels of a shared run's writers
+    writers: tuple[WriterStatus, ...] = ()  # a shared run's writers, the primary first
+
+    @classmethod
+    def of(cls, model: RunModel, *, run_key: str, state: RunState, file_size: int, run_id: str, console_lines: int = 2000, error: str = "") -> "RunSnapshot":
+        """A copy of ``model`` for one redraw (the caller holds whatever lock guards it)."""
+        return cls(
+            run_key=run_key,
+            state=state,
+            info=model.info,
+            config=dict(model.config),
+            summary=dict(model.summary),
+            environments=tuple(model.environments),
+            console=tuple(model.console.snapshot(console_lines)),
+            last_step=model.last_step,
+            history_keys=tuple(sorted(model.history_keys)),
+            records=model.records,
+            bytes_read=model.bytes_read or file_size,
+            file_size=file_size,
+            lost_bytes=model.lost_bytes,
+            lost_records=model.lost_records,
+            exit_code=model.exit.exit_code if model.exit is not None else None,
+            error=error,
+            run_id=run_id,
+        )

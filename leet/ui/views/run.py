@@ -9,15 +9,15 @@ import datetime as dt
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
-from leet.catalog import ChartSpec, MetricInfo, natural_key
+from leet.model.catalog import ChartSpec, MetricInfo
+from leet.model.keys import natural_key
+from leet.model.run import RunSnapshot, RunState
+from leet.model.store import SeriesData, SeriesKey
 from leet.runfile.records import RawJSON, flatten, json_value
-from leet.runsource import RunSnapshot
-from leet.runstate import RunState
-from leet.store import SeriesData, SeriesKey
+from leet.ui.views.charts import format_uptime
 from widgets.chartframe import ChartView
-from widgets.raster import SeriesView
-from leet.views import format_uptime
 from widgets.matching import compile_filter
+from widgets.raster import SeriesView
 from widgets.text import clean
 from widgets.ticks import integer_ticks
 from widgets.units import format_value

@@ -20,7 +20,7 @@ def quiet_driver():
     if default is not LinuxDriver:
         return None
     try:
-        from leet.driver import QuietLinuxDriver
+        from leet.ui.driver import QuietLinuxDriver
     except ImportError:  # a Textual without the parser API this driver uses
         return None
     return QuietLinuxDriver
@@ -63,7 +63,7 @@ class LeetApp(App[None]):
         source.on_change(self._data_changed_from_thread)
 
     def _symon_screen(self) -> Screen:
-        from leet.screens.symon import SymonScreen
+        from leet.ui.screens.symon import SymonScreen
 
         return SymonScreen(
             self.source,

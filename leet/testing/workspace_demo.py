@@ -17,14 +17,13 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Iterator, Sequence
 
 from collectors.fake import DEFAULT_START, FakeClock
-from leet.app import LeetApp
 from leet.config import Config
+from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState
+from leet.model.store import Store
 from leet.runfile.events import HistoryRow, RunExit, RunInfo, SummaryUpdate
-from leet.runsource import CRASH_AFTER, RunSnapshot
-from leet.runstate import RunModel, RunState
-from leet.store import Store
-from leet.workspace import RunEntry
-from leet.tailing import Listeners
+from leet.sources.tailer import Listeners
+from leet.sources.workspace import RunEntry
+from leet.ui.app import LeetApp
 
 DEMO_THEME = "textual-dark"
 DEMO_PROJECT = "cifar10-resnet"
@@ -216,7 +215,7 @@ def make_workspace_demo(
     now: float = DEFAULT_START,
 ) -> WorkspaceDemo:
     """The workspace view over ``specs`` at ``now``, with the runs ``selected`` (run ids) overlaid in that order."""
-    from leet.screens.workspace import WorkspaceScreen
+    from leet.ui.screens.workspace import WorkspaceScreen
 
     clock = FakeClock(now)
     source = DemoWorkspace(specs, Store(), clock=clock)

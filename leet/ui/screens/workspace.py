@@ -11,17 +11,18 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 
-from leet.screens.gridkeys import GridActions
-
-from leet.keys import WORKSPACE_KEYS
-from leet.runsource import RunNotFound, RunSource
-from leet.runstate import RunState
-from leet.runviews import STATE_STYLE, metric_specs, overlay_view, step_range
-from leet.screens.run import RunScreen
-from leet.labels import LabelFilter
-from leet.sharedrun import open_run
-from leet.store import SeriesKey
-from leet.workspace import RunEntry, WorkspaceSource
+from leet.model.keys import system_key
+from leet.model.node_filter import LabelFilter
+from leet.model.run import RunState
+from leet.model.store import SeriesKey
+from leet.runfile.locate import RunNotFound
+from leet.sources.run import RunSource
+from leet.sources.shared import open_run
+from leet.sources.workspace import RunEntry, WorkspaceSource
+from leet.ui.bindings import WORKSPACE_KEYS
+from leet.ui.screens.grid_actions import GridActions
+from leet.ui.screens.run import RunScreen
+from leet.ui.views.run import STATE_STYLE, metric_specs, overlay_view, step_range
 from widgets.chartframe import MODES
 from widgets.filterbar import FilterBar
 from widgets.grid import ChartGrid
@@ -221,7 +222,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
         def closed(_result: object) -> None:
             run.close()
             self.source.store.drop_run(view_key)
-            self.source.store.drop_run(view_key + "#system")
+            self.source.store.drop_run(system_key(view_key))
 
         self.app.push_screen(RunScreen(run, labels=self.labels), closed)
 
@@ -230,7 +231,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
 
     # -- actions -----------------------------------------------------------------------
     def action_help(self) -> None:
-        from leet.screens.help import HelpScreen
+        from leet.ui.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(WORKSPACE_KEYS, "workspace"))
 

@@ -16,15 +16,22 @@ from typing import Any, Callable, Iterable, Iterator
 
 from collectors.base import Collector
 from collectors.fake import DEFAULT_START, FakeClock, make_fake_collectors, replay
-from leet.app import LeetApp
-from leet.catalog import join_label
 from leet.config import Config
-from leet.runfile.events import ConsoleOutput, Environment, HistoryRow, RunExit, RunInfo, StatsRow, SummaryUpdate
-from leet.runsource import SYSTEM_SUFFIX, RunSnapshot, WriterStatus
-from leet.runstate import RunModel, RunState
-from leet.sources import LiveSource
-from leet.store import Store
-from leet.tailing import Listeners
+from leet.model.keys import join_label, system_key
+from leet.model.run import RunModel, RunSnapshot, RunState, WriterStatus
+from leet.model.store import Store
+from leet.runfile.events import (
+    ConsoleOutput,
+    Environment,
+    HistoryRow,
+    RunExit,
+    RunInfo,
+    StatsRow,
+    SummaryUpdate,
+)
+from leet.sources.live import LiveSource
+from leet.sources.tailer import Listeners
+from leet.ui.app import LeetApp
 
 DEMO_THEME = "textual-dark"
 
@@ -102,7 +109,7 @@ class DemoRunSource(Listeners):
 
     @property
     def system_key(self) -> str:
-        return self.run_key + SYSTEM_SUFFIX
+        return system_key(self.run_key)
 
 
     def start(self) -> None:
@@ -176,7 +183,7 @@ def make_run_demo(
     write the system metrics and console lines under their label, and
     ``slow_node`` lags; ``labels`` is the node filter the view opens with.
     """
-    from leet.screens.run import RunScreen
+    from leet.ui.screens.run import RunScreen
 
     end = start + steps * seconds_per_step
     clock = FakeClock(end + 60.0)

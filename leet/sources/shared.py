@@ -12,22 +12,23 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections import deque
-import re
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from leet.runfile.events import Environment, RunInfo, StatsRow
-from leet.runfile.reader import RunFileError, read_records
+from leet.model.keys import label_of_keys, natural_key
+from leet.model.run import CRASH_AFTER, ConsoleLine, RunSnapshot, RunState, WriterStatus
+from leet.model.store import Store
 from leet.runfile.bulk import peek
+from leet.runfile.events import Environment, RunInfo, StatsRow
+from leet.runfile.locate import find_run_file
+from leet.runfile.reader import RunFileError, read_records
 from leet.runfile.records import decode
-from leet.runsource import CRASH_AFTER, RunSnapshot, RunSource, WriterStatus, find_run_file
-from leet.runstate import ConsoleLine, RunState
-from leet.store import Store
-from leet.tailing import Tailer
+from leet.sources.run import RunSource
+from leet.sources.tailer import Tailer
 
 HEAD_BYTES = 16 * 1024  # the run and environment records come first: a few KiB in
 RESCAN_SECONDS = 2.0
@@ -76,14 +77,6 @@ def head_of(file: Path, records: Iterable[tuple[int, bytes]]) -> WriterHead:
         if info is not None and primary and label is not None:
             break
     return WriterHead(file, info, primary, label)
-
-
-def label_of_keys(keys) -> str | None:
-    for key in keys:
-        at = key.find("/l:")
-        if at >= 0:
-            return key[at + 3:]
-    return None
 
 
 def sibling_files(file: Path) -> list[Path]:
@@ -294,8 +287,3 @@ class SharedRunSource(Tailer):
 def _run_id_of(file: Path) -> str:
     name = file.name
     return name[len("run-"):-len(".wandb")] if name.startswith("run-") and name.endswith(".wandb") else file.stem
-
-
-def natural_key(text: str) -> tuple:
-    """``rank2`` before ``rank10``."""
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
