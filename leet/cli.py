@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from leet import __version__
+
+if TYPE_CHECKING:  # the modules themselves load late: --help must stay light
+    from leet.config import Config
+    from leet.model.node_filter import LabelFilter
+    from leet.sources.run import RunSource
+    from leet.sources.shared import SharedRunSource
+    from leet.sources.workspace import WorkspaceSource
+    from leet.ui.app import LeetApp
 
 DESCRIPTION = "A fast full-screen terminal monitor for machine-learning hosts and W&B runs."
 
@@ -126,14 +134,14 @@ def run_symon(args: argparse.Namespace) -> int:
     from leet.sources.live import LiveSource
 
     source = LiveSource(Store(), hub)
-    source.start()  # sample while Textual imports
+    source.start()  # sample while Textual imports; the app stops it
     from leet.ui.app import LeetApp
 
-    app = LeetApp(source, config)
-    try:
-        app.run(mouse=config.mouse)
-    finally:
-        source.stop()
+    return _run_app(LeetApp(source, config), config)
+
+
+def _run_app(app: LeetApp, config: Config) -> int:
+    app.run(mouse=config.mouse)
     return app.return_code or 0
 
 
@@ -149,46 +157,52 @@ def run_file(path: str, args: Sequence[str]) -> int:
     from leet.config import ConfigError, load
     from leet.model.node_filter import LabelFilter
     from leet.model.store import Store
-    from leet.runfile.locate import RunNotFound
-    from leet.runfile.reader import HEADER_SIZE, RunFileError, check_header
-    from leet.sources.shared import open_run
+    from leet.runfile.reader import RunFileError
     from leet.sources.workspace import WorkspaceSource, is_workspace
 
     options = _run_parser().parse_args([path, *args])
     labels = LabelFilter.parse(options.label)
     try:
         config = load()
-        if is_workspace(path):
-            source = WorkspaceSource(path, Store())
-            source.refresh()  # list the runs before the first frame
-            make_screen = "workspace"
-        else:
-            source = open_run(path, Store())  # every writer of a shared run
-            with open(source.path, "rb") as handle:
-                check_header(handle.read(HEADER_SIZE), source.path)  # a wrong file is an error now, not a blank screen
-            make_screen = "run"
-    except (ConfigError, RunNotFound, RunFileError) as error:
+        workspace = WorkspaceSource(path, Store()) if is_workspace(path) else None
+        run = None if workspace is not None else _open_run_checked(path)
+    except (ConfigError, RunFileError) as error:  # RunNotFound is a RunFileError
         print(f"leet: {error}", file=sys.stderr)
         return 2
-    if make_screen == "run":
-        source.hold_after_first_batch()  # the rest loads once the first frame is up
-    source.start()
+    if workspace is not None:
+        return _show_workspace(workspace, config, labels)
+    assert run is not None
+    return _show_run(run, config, labels)
+
+
+def _open_run_checked(path: str) -> RunSource | SharedRunSource:
+    """Every writer of the run at ``path``; a file that is no run file is an error now, not a blank screen."""
+    from leet.model.store import Store
+    from leet.runfile.reader import HEADER_SIZE, check_header
+    from leet.sources.shared import open_run
+
+    run = open_run(path, Store())
+    with open(run.path, "rb") as handle:
+        check_header(handle.read(HEADER_SIZE), run.path)
+    return run
+
+
+def _show_workspace(workspace: WorkspaceSource, config: Config, labels: LabelFilter) -> int:
+    workspace.refresh()  # list the runs before the first frame
+    workspace.start()  # the app stops it
     from leet.ui.app import LeetApp
+    from leet.ui.screens.workspace import WorkspaceScreen
 
-    if make_screen == "workspace":
-        from leet.ui.screens.workspace import WorkspaceScreen
+    return _run_app(LeetApp(workspace, config, screen=lambda: WorkspaceScreen(workspace, labels=labels)), config)
 
-        screen = lambda: WorkspaceScreen(source, labels=labels)  # noqa: E731
-    else:
-        from leet.ui.screens.run import RunScreen
 
-        screen = lambda: RunScreen(source, labels=labels)  # noqa: E731
-    app = LeetApp(source, config, screen=screen)
-    try:
-        app.run(mouse=config.mouse)
-    finally:
-        source.stop()
-    return app.return_code or 0
+def _show_run(run: RunSource | SharedRunSource, config: Config, labels: LabelFilter) -> int:
+    run.hold_after_first_batch()  # the rest loads once the first frame is up
+    run.start()  # the app stops it
+    from leet.ui.app import LeetApp
+    from leet.ui.screens.run import RunScreen
+
+    return _run_app(LeetApp(run, config, screen=lambda: RunScreen(run, labels=labels)), config)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

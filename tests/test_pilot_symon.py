@@ -35,7 +35,7 @@ def grid(app):
 
 
 def visible_ids(app) -> list[str]:
-    return [chart_id for chart_id, _ in grid(app).visible()]
+    return [chart_id for chart_id, _ in grid(app).visible_charts()]
 
 
 def order(app) -> list[str]:
@@ -44,14 +44,14 @@ def order(app) -> list[str]:
 
 
 def chart_widths(app) -> list[int]:
-    return [chart.size.width for _, chart in grid(app).visible()]
+    return [chart.size.width for _, chart in grid(app).visible_charts()]
 
 
 def focused_chart(app):
     """(chart id, the title line it draws) for the focused chart."""
     chart_id = grid(app).focused_chart_id()
     index = visible_ids(app).index(chart_id)
-    return chart_id, grid(app).visible()[index][1].plain_rows()[0]
+    return chart_id, grid(app).visible_charts()[index][1].plain_rows()[0]
 
 
 def process_pids(app) -> list[int]:
@@ -99,7 +99,7 @@ async def test_charts_appear_and_update_as_samples_arrive():
         await pilot.pause()
         assert f"charts 1-9 of {ALL_CHARTS}" in header(app)
         assert "gpu-node-07" in header(app)
-        cores = grid(app).visible()[0][1]
+        cores = grid(app).visible_charts()[0][1]
         before = cores.plain_rows()
         assert "CPU Core (%)" in before[0]
         demo.feed(3)
@@ -284,7 +284,7 @@ async def test_terminal_resize_shrinks_the_grid_to_fit():
         assert len(visible_ids(app)) == 9
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
-        sizes = [chart.size for _, chart in grid(app).visible()]
+        sizes = [chart.size for _, chart in grid(app).visible_charts()]
         assert 0 < len(sizes) < 9
         assert all(s.width >= MIN_CELL_WIDTH and s.height >= MIN_CELL_HEIGHT for s in sizes)
         assert f"charts 1-{len(sizes)} of {ALL_CHARTS}" in header(app)
@@ -302,7 +302,7 @@ async def test_y_cycles_the_focused_chart_through_log_and_heatmap():
         await press(pilot, "d", "d")
         chart_id, _ = focused_chart(app)
         assert chart_id == "memory.percent"
-        chart = dict(grid(app).visible())[chart_id]
+        chart = dict(grid(app).visible_charts())[chart_id]
         mode_line = lambda: chart.plain_rows()[-1]  # the mode is named on the bottom border
         assert "log y" not in mode_line() and "heatmap" not in mode_line()
         await press(pilot, "y")
@@ -311,7 +311,7 @@ async def test_y_cycles_the_focused_chart_through_log_and_heatmap():
         assert "heatmap" in mode_line()
         await press(pilot, "y")
         assert "log y" not in mode_line() and "heatmap" not in mode_line()
-        other = grid(app).visible()[2][1].plain_rows()[-1]
+        other = grid(app).visible_charts()[2][1].plain_rows()[-1]
         assert "log y" not in other and "heatmap" not in other
 
 

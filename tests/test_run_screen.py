@@ -56,12 +56,12 @@ def shown(app, name: str) -> bool:
 
 def titles(app, grid: str = "metrics") -> list[str]:
     """The title each visible chart draws in its top border."""
-    return [chart.plain_rows()[0].strip("╭╮─ ").split(" ─")[0].strip() for _, chart in pane(app, grid).visible()]
+    return [chart.plain_rows()[0].strip("╭╮─ ").split(" ─")[0].strip() for _, chart in pane(app, grid).visible_charts()]
 
 
 def focused_chart(app, grid: str = "metrics"):
     chart_id = pane(app, grid).focused_chart_id()
-    for visible_id, chart in pane(app, grid).visible():
+    for visible_id, chart in pane(app, grid).visible_charts():
         if visible_id == chart_id:
             return chart
     return None
@@ -78,7 +78,7 @@ async def test_header_names_the_run_its_state_and_last_step(basic_run):
 async def test_every_logged_metric_is_a_chart_with_data(basic_run):
     async with running(basic_run) as (app, pilot):
         assert titles(app) == ["acc", "eval.loss", "loss", "lr"]
-        for _, chart in pane(app, "metrics").visible():
+        for _, chart in pane(app, "metrics").visible_charts():
             assert any("\u2800" < char <= "\u28ff" for row in chart.plain_rows() for char in row), "braille dots"
         assert titles(app, "system"), "the run's system metrics are charted too"
 

@@ -176,7 +176,7 @@ def test_toggling_labels_hides_one_node_and_every_node_again_clears_the_filter()
 
 def system_titles_and_legends(app) -> list[str]:
     grid = app.screen.query_one("#system")
-    return ["\n".join(chart.plain_rows()) for _, chart in grid.visible()]
+    return ["\n".join(chart.plain_rows()) for _, chart in grid.visible_charts()]
 
 
 def console_text(app) -> str:

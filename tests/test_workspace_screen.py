@@ -91,11 +91,11 @@ def titles(app) -> list[str]:
 
 def chart_rows(app) -> list[list[str]]:
     """What each visible chart draws; a chart not laid out yet draws nothing."""
-    return [chart.plain_rows() or [""] for _, chart in app.screen.grid.visible()]
+    return [chart.plain_rows() or [""] for _, chart in app.screen.grid.visible_charts()]
 
 
 def chart(app, title: str):
-    for chart_id, widget in app.screen.grid.visible():
+    for chart_id, widget in app.screen.grid.visible_charts():
         if chart_id == title:
             return widget
     raise AssertionError(f"no {title!r} chart among {titles(app)}")

@@ -117,7 +117,7 @@ class ChartGrid(Widget):
     def chart_ids(self) -> list[str]:
         return list(self._chart_ids)
 
-    def visible(self) -> list[tuple[str, Chart]]:
+    def visible_charts(self) -> list[tuple[str, Chart]]:
         """(chart id, widget) for every chart on the current page."""
         start = self._page * self.per_page
         ids = self._chart_ids[start : start + self.per_page]
@@ -160,19 +160,19 @@ class ChartGrid(Widget):
 
     def focused_chart_id(self) -> str | None:
         index = self.focused_index()
-        visible = self.visible()
+        visible = self.visible_charts()
         if index is None or index >= len(visible):
             return None
         return visible[index][0]
 
     def focus_chart(self, index: int) -> None:
-        visible = self.visible()
+        visible = self.visible_charts()
         if visible:
             self._pool[max(0, min(index, len(visible) - 1))].focus()
 
     def move_focus(self, dx: int, dy: int) -> None:
         """Move focus within the page; stepping past an edge turns the page."""
-        count = len(self.visible())
+        count = len(self.visible_charts())
         if count == 0:
             return
         layout = page_layout(count, *self._fitted)
@@ -184,7 +184,7 @@ class ChartGrid(Widget):
         if target < 0:
             if self._page > 0:
                 self.turn_page(self._page - 1)
-                self.focus_chart(len(self.visible()) - 1)
+                self.focus_chart(len(self.visible_charts()) - 1)
             return
         if target >= count:
             if self._page < self.page_count - 1:
@@ -221,7 +221,7 @@ class ChartGrid(Widget):
 
     def _apply_page(self, focus_id: str | None = None) -> None:
         self._ensure_pool(self.per_page)
-        visible = self.visible()
+        visible = self.visible_charts()
         layout = page_layout(len(visible), *self._fitted)
         self.styles.grid_size_columns = layout.cols
         self.styles.grid_size_rows = layout.rows

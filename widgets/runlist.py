@@ -105,7 +105,7 @@ class RunList(StyledLines, can_focus=True):
 
     BINDINGS = [
         *LIST_BINDINGS,
-        Binding("space", "toggle", "Select", show=False),
+        Binding("space", "toggle_run", "Select", show=False),
         Binding("enter", "open", "Open", show=False),
     ]
 
@@ -185,7 +185,7 @@ class RunList(StyledLines, can_focus=True):
     def action_jump(self, where: int) -> None:
         self._move_to(0 if where == 0 else len(self.runs) - 1)
 
-    def action_toggle(self) -> None:
+    def action_toggle_run(self) -> None:
         if self._cursor_key is not None:
             self.post_message(self.Toggled(self._cursor_key))
 

@@ -56,15 +56,15 @@ class TextPane(StyledLines, can_focus=True):
         return max(0, len(self._lines) - self._body_height())
 
     def action_cursor(self, delta: int) -> None:
-        self._scroll_to(self._top + delta)
+        self._show_from(self._top + delta)
 
     def action_page(self, delta: int) -> None:
-        self._scroll_to(self._top + delta * self._body_height())
+        self._show_from(self._top + delta * self._body_height())
 
     def action_jump(self, where: int) -> None:
-        self._scroll_to(0 if where == 0 else self._max_top())
+        self._show_from(0 if where == 0 else self._max_top())
 
-    def _scroll_to(self, top: int) -> None:
+    def _show_from(self, top: int) -> None:
         self._top = max(0, min(top, self._max_top()))
         # Scrolling back stops following; reaching the end again resumes it.
         self.follow = self._follow_default and self._top >= self._max_top()

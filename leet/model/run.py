@@ -196,13 +196,14 @@ class RunSnapshot:
     lost_bytes: int
     lost_records: int
     exit_code: int | None
-    error: str = ""
+    error: str = ""  # what went wrong reading, or what stopped the reader
+    stopped: bool = False  # the reader stopped on an error: nothing more will load
     run_id: str = ""  # the run's own id, for people
     labels: tuple[str, ...] = ()  # node labels of a shared run's writers
     writers: tuple[WriterStatus, ...] = ()  # a shared run's writers, the primary first
 
     @classmethod
-    def of(cls, model: RunModel, *, run_key: str, state: RunState, file_size: int, run_id: str, console_lines: int = 2000, error: str = "") -> "RunSnapshot":
+    def of(cls, model: RunModel, *, run_key: str, state: RunState, file_size: int, run_id: str, console_lines: int = 2000, error: str = "", stopped: bool = False) -> "RunSnapshot":
         """A copy of ``model`` for one redraw (the caller holds whatever lock guards it)."""
         return cls(
             run_key=run_key,
@@ -221,5 +222,6 @@ class RunSnapshot:
             lost_records=model.lost_records,
             exit_code=model.exit.exit_code if model.exit is not None else None,
             error=error,
+            stopped=stopped,
             run_id=run_id,
         )

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from collectors.base import CollectorStatus, Sample
 from leet.model.store import Store
-from leet.sources.tailer import Listeners
+from leet.sources.base import Listeners
 
 LIVE_RUN = "live"
 

@@ -85,7 +85,7 @@ class RunSource(Tailer):
         self._reader = EventReader(self.path, skip=skip, fold_summary=True)
         self._lock = threading.Lock()
         self.model = RunModel()
-        self._error = ""
+        self._read_error = ""
         self._file_size = 0
         self._size_known = False
         self._polls = 0
@@ -140,8 +140,8 @@ class RunSource(Tailer):
             batch = self._reader.poll(limit)
         except (RunFileError, OSError) as error:
             with self._lock:
-                changed = self._error != str(error)
-                self._error = str(error)
+                changed = self._read_error != str(error)
+                self._read_error = str(error)
             return changed
         if self._child is not None and batch.at_eof and self._reader.stopped_at is None:
             self._drop_child(resume=False)  # the data ended before the child's part: nothing there for it
@@ -332,7 +332,8 @@ class RunSource(Tailer):
                 file_size=self._file_size,
                 run_id=model.info.run_id if model.info is not None and model.info.run_id else self._file_run_id,
                 console_lines=console_lines,
-                error=self._error,
+                error="; ".join(part for part in (self.error, self._read_error) if part),
+                stopped=bool(self.error),
             )
 
     def close(self) -> None:

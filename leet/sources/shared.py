@@ -273,7 +273,8 @@ class SharedRunSource(Tailer):
             file_size=sum(snap.file_size for snap in snaps),
             lost_bytes=sum(snap.lost_bytes for snap in snaps),
             lost_records=sum(snap.lost_records for snap in snaps),
-            error="; ".join(f"{label or 'primary'}: {snap.error}" for snap, label in zip(snaps, labels) if snap.error),
+            error="; ".join(([self.error] if self.error else []) + [f"{label or 'primary'}: {snap.error}" for snap, label in zip(snaps, labels) if snap.error]),
+            stopped=bool(self.error) or any(snap.stopped for snap in snaps),
             labels=tuple(sorted({label for label in labels if label}, key=natural_key)),
             writers=statuses,
         )

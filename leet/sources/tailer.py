@@ -1,4 +1,4 @@
-"""Change listeners for every source, and the worker thread file sources run:
+"""The worker thread file sources run:
 read a batch, tell listeners, wait politely.
 
 A subclass gives ``step()`` (read what is new; True if anything changed),
@@ -10,25 +10,11 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+
+from leet.sources.base import Listeners
 
 LOADING_REDRAW = 0.25  # seconds between change notices while the file is first read
 UI_WAIT = 3.0  # the longest a loader holds back for the first frame
-
-
-class Listeners:
-    """Who hears that a source changed. Listeners run on the source's thread:
-    they may only post a message or set a flag, never touch widgets."""
-
-    def __init__(self) -> None:
-        self._listeners: list[Callable[[], None]] = []
-
-    def on_change(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
-
-    def _notify(self) -> None:
-        for listener in self._listeners:
-            listener()
 
 
 class Tailer(Listeners):
@@ -66,6 +52,11 @@ class Tailer(Listeners):
     def ui_ready(self) -> None:
         self._ui_ready.set()
 
+    @property
+    def running(self) -> bool:
+        """The worker thread is alive (False before start and after it stopped or failed)."""
+        return self._thread is not None and self._thread.is_alive()
+
     # -- the thread ------------------------------------------------------------------
     def start(self) -> None:
         if self._thread is None:
@@ -78,6 +69,12 @@ class Tailer(Listeners):
             self._thread.join(timeout)
 
     def _run(self) -> None:
+        try:
+            self._loop()
+        except Exception as error:  # noqa: BLE001 - a bug or an unforeseen file must not pass in silence
+            self._fail(error)
+
+    def _loop(self) -> None:
         unshown = False  # a change the listeners have not heard of yet
         told_at: float | None = None
         while not self._stop.is_set():

@@ -26,7 +26,7 @@ from leet.runfile.reader import BLOCK_SIZE, RunFileError, read_records
 from leet.runfile.records import decode
 from leet.sources.run import RunSource
 from leet.sources.shared import SharedRunSource, head_of
-from leet.sources.tailer import Listeners
+from leet.sources.base import Listeners
 
 RESCAN_SECONDS = 2.0
 HEAD_BYTES = 64 * 1024  # the run record is the second record of the file
@@ -294,10 +294,20 @@ class WorkspaceSource(Listeners):
             self._thread = threading.Thread(target=self._run, name="leet-workspace", daemon=True)
             self._thread.start()
 
+    activity = "scanning"
+
     def _run(self) -> None:
         while not self._stop.is_set():
-            if self.refresh():
-                self._notify()
+            try:
+                changed = self.refresh()
+            except Exception as error:  # noqa: BLE001 - say what failed, scan again next time
+                if not self._error:
+                    self._fail(error)
+            else:
+                if self._error:
+                    self._error, changed = "", True
+                if changed:
+                    self._notify()
             self._stop.wait(self.rescan)
 
     def stop(self) -> None:

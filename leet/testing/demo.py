@@ -30,7 +30,7 @@ from leet.runfile.events import (
     SummaryUpdate,
 )
 from leet.sources.live import LiveSource
-from leet.sources.tailer import Listeners
+from leet.sources.base import Listeners
 from leet.ui.app import LeetApp
 
 DEMO_THEME = "textual-dark"

@@ -21,7 +21,7 @@ from leet.config import Config
 from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState
 from leet.model.store import Store
 from leet.runfile.events import HistoryRow, RunExit, RunInfo, SummaryUpdate
-from leet.sources.tailer import Listeners
+from leet.sources.base import Listeners
 from leet.sources.workspace import RunEntry
 from leet.ui.app import LeetApp
 
@@ -76,7 +76,7 @@ DEMO_SELECTED = ("q7m2x9ka", "k3v9x2q7")  # the running run and the best finishe
 
 
 class DemoRun:
-    """One run's events folded into a ``RunModel``, with the reading side of ``RunSource``."""
+    """One run's events folded into a ``RunModel``: what the workspace overlays of a selected run."""
 
     def __init__(self, key: str, spec: DemoRunSpec, start: float, now: float, *, clock: Callable[[], float]) -> None:
         self.key = key
@@ -95,18 +95,6 @@ class DemoRun:
         # A running run wrote a moment ago; a crashed one went quiet at its last step.
         self.model.last_growth = now - 5.0 if spec.state is RunState.RUNNING else self.end
         self.file_size = 4096 + 310 * spec.steps
-
-    def on_change(self, listener: Callable[[], None]) -> None:
-        pass
-
-    def start(self) -> None:
-        pass
-
-    def stop(self, timeout: float = 1.0) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
     def snapshot(self, console_lines: int = 2000) -> RunSnapshot:
         model = self.model
@@ -167,8 +155,6 @@ class DemoWorkspace(Listeners):
         if key in self._selected:
             self._selected.remove(key)
             self.store.drop_run(key)
-
-
 
     def start(self) -> None:
         pass

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Callable, Protocol, runtime_checkable
 
 from textual.app import App
 from textual.message import Message
 from textual.screen import Screen
 
 from leet.config import Config
+from leet.sources.base import Source
+from leet.sources.live import LiveSource
 
 
 def quiet_driver():
@@ -33,12 +35,22 @@ class DataChanged(Message):
         return isinstance(message, DataChanged)
 
 
-class LeetApp(App[None]):
-    """Runs one screen; its sources start with the app and stop with it.
+@runtime_checkable
+class ShowsData(Protocol):
+    """A screen that pulls from its sources when told that they changed."""
 
-    ``source`` is the screen's data source (a ``LiveSource`` or a ``RunSource``):
-    anything with ``on_change``, ``start`` and ``stop``. ``screen`` builds the
-    screen; by default the live system monitor.
+    def update_view(self) -> None: ...
+
+
+class LeetApp(App[None]):
+    """Runs one screen and owns the sources it shows.
+
+    ``source`` is the root screen's data source; ``screen`` builds that
+    screen (by default the live system monitor). Every source the app shows,
+    the root one and any a screen opens later, goes through :meth:`attach`:
+    the app hears its changes, starts it, and closes it when it is detached
+    or the app ends. With ``live=False`` the root source is the caller's to
+    feed (tests and screenshots feed it synchronously): the app only listens.
     """
 
     CSS_PATH = "leet.tcss"
@@ -47,7 +59,7 @@ class LeetApp(App[None]):
 
     def __init__(
         self,
-        source: Any,
+        source: Source,
         config: Config | None = None,
         *,
         clock: Callable[[], float] = time.time,
@@ -58,13 +70,41 @@ class LeetApp(App[None]):
         self.config = config or Config()
         self.source = source
         self._clock = clock
-        self._live = live
         self._make_screen = screen or self._symon_screen
-        source.on_change(self._data_changed_from_thread)
+        self._attached: list[tuple[Source, bool]] = []  # each source, and whether the app runs it
+        self._started = False
+        self.attach(source, run=live)
 
+    # -- the sources ------------------------------------------------------------------
+    def attach(self, source: Source, *, run: bool = True) -> None:
+        """Show ``source``: hear its changes and, with ``run``, start it (once the app runs) and close it at the end."""
+        if any(known is source for known, _ in self._attached):
+            return
+        self._attached.append((source, run))
+        source.on_change(self._changed_from_thread)
+        if run and self._started:
+            source.start()
+
+    def detach(self, source: Source) -> None:
+        """Stop showing ``source``: no more notices, and closed if the app ran it."""
+        found = [(known, run) for known, run in self._attached if known is source]
+        if not found:
+            return
+        self._attached = [(known, run) for known, run in self._attached if known is not source]
+        source.off_change(self._changed_from_thread)
+        if found[0][1]:
+            source.close()
+
+    def _changed_from_thread(self) -> None:
+        # Runs on a source's thread: post, never touch widgets here.
+        if self.is_running:
+            self.post_message(DataChanged())
+
+    # -- the app's life ------------------------------------------------------------------
     def _symon_screen(self) -> Screen:
         from leet.ui.screens.symon import SymonScreen
 
+        assert isinstance(self.source, LiveSource), "the system monitor shows a live source"
         return SymonScreen(
             self.source,
             grid=(self.config.grid_rows, self.config.grid_cols),
@@ -82,26 +122,29 @@ class LeetApp(App[None]):
             self.notify(f"unknown theme {self.config.theme!r}; using textual-dark", severity="warning")
             self.theme = "textual-dark"
         self.push_screen(self._make_screen())
-        if self._live:
-            self.source.start()
+        self._started = True
+        for source, run in self._attached:
+            if run:
+                source.start()
 
     def on_ready(self) -> None:
         # First frame drawn: a source holding back its bulk work can go on.
-        ready = getattr(self.source, "ui_ready", None)
-        if ready is not None:
-            ready()
-
-    def _data_changed_from_thread(self) -> None:
-        # Runs on a source's thread: post, never touch widgets here.
-        if self.is_running:
-            self.post_message(DataChanged())
+        for source, _ in self._attached:
+            source.ui_ready()
 
     def on_data_changed(self, _message: DataChanged) -> None:
         # A modal (help) on top: the screen below catches up when it closes.
-        update = getattr(self.screen, "update_view", None)
-        if update is not None:
-            update()
+        if isinstance(self.screen, ShowsData):
+            self.screen.update_view()
 
     def on_unmount(self) -> None:
-        if self._live:
-            self.source.stop()
+        for source, run in reversed(self._attached):
+            if run:
+                source.close()
+
+
+def leet_app(app: App) -> LeetApp:
+    """``app`` as the LeetApp it is: how a screen reaches :meth:`LeetApp.attach` and :meth:`LeetApp.detach`."""
+    if not isinstance(app, LeetApp):
+        raise TypeError(f"leet screens run in a LeetApp, not {type(app).__name__}")
+    return app

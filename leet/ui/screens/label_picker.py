@@ -50,7 +50,7 @@ class LabelList(StyledLines, can_focus=True):
 
     BINDINGS = [
         *LIST_BINDINGS,
-        Binding("space,x", "toggle", "Show / hide", show=False),
+        Binding("space,x", "toggle_label", "Show / hide", show=False),
         Binding("o", "only", "Only this", show=False),
         Binding("a", "all", "All", show=False),
     ]
@@ -87,7 +87,7 @@ class LabelList(StyledLines, can_focus=True):
         self.cursor = 0 if where == 0 else max(0, len(self.labels) - 1)
         self.relayout()
 
-    def action_toggle(self) -> None:
+    def action_toggle_label(self) -> None:
         if self.labels:
             self._set(self.chosen.toggle(self.labels[self.cursor], self.labels))
 

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from leet.model.catalog import ChartSpec, group
 from leet.model.node_filter import LabelFilter
 from leet.model.run import RunSnapshot, RunState
-from leet.sources.run import RunSource
+from leet.sources.base import RunView
 from leet.ui.bindings import RUN_KEYS
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
@@ -49,7 +49,7 @@ class RunScreen(GridActions, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in RUN_KEYS]
     AUTO_FOCUS = ""
 
-    def __init__(self, source: RunSource, *, clock: Callable[[], float] = time.time, labels: LabelFilter | str | None = None) -> None:
+    def __init__(self, source: RunView, *, clock: Callable[[], float] = time.time, labels: LabelFilter | str | None = None) -> None:
         super().__init__()
         self.source = source
         self._clock = clock
@@ -60,8 +60,7 @@ class RunScreen(GridActions, Screen[None]):
         self._modes: dict[str, str] = {}
         self._metric_specs: dict[str, ChartSpec] = {}
         self._system_specs: dict[str, ChartSpec] = {}
-        self._metric_keys: tuple[str, ...] = ()
-        self._system_count = -1
+        self._metric_specs_for: tuple[tuple[str, ...], str] | None = None
         self._snapshot: RunSnapshot | None = None
 
     def compose(self) -> ComposeResult:
@@ -97,11 +96,13 @@ class RunScreen(GridActions, Screen[None]):
 
     def _draw_metrics(self, snapshot: RunSnapshot) -> None:
         grid = self._grid("metrics")
-        if snapshot.history_keys != self._metric_keys:
-            self._metric_keys = snapshot.history_keys
-        specs = metric_specs(self._metric_keys, self.filters["metrics"])
-        self._metric_specs = {spec.chart: spec for spec in specs}
-        grid.set_charts([spec.chart for spec in specs])
+        # Grouping thousands of keys costs tens of milliseconds: only when the keys or the filter change.
+        wanted = (snapshot.history_keys, self.filters["metrics"])
+        if wanted != self._metric_specs_for:
+            self._metric_specs_for = wanted
+            specs = metric_specs(*wanted)
+            self._metric_specs = {spec.chart: spec for spec in specs}
+            grid.set_charts([spec.chart for spec in specs])
         if not grid.display:
             return
         x_range = step_range(0.0, float(snapshot.last_step) if snapshot.last_step is not None else None)
@@ -125,7 +126,7 @@ class RunScreen(GridActions, Screen[None]):
         self._draw_grid(grid, self._system_specs, run, time_range(*span) if span else (0.0, 1.0), "time")
 
     def _draw_grid(self, grid: ChartGrid, specs: dict[str, ChartSpec], run: str, x_range: tuple[float, float], x_kind: str) -> None:
-        visible = grid.visible()
+        visible = grid.visible_charts()
         wanted = [key for chart_id, _ in visible for key in series_keys(specs[chart_id], run)]
         snapshots = self.source.store.snapshot(wanted)
         for chart_id, widget in visible:
@@ -160,7 +161,8 @@ class RunScreen(GridActions, Screen[None]):
         hints = []
         for key, what in HINTS + (SHARED_HINTS if snapshot.labels else ()):
             hints += [(f" {key}", "key"), (f" {what}", "muted")]
-        self.query_one("#status", TextLine).set_content(hints, [])
+        failed = [(f" ⚠ {clean(snapshot.error)} ", "error")] if snapshot.error else []
+        self.query_one("#status", TextLine).set_content(hints, failed)
 
     def on_chart_grid_page_changed(self, event: ChartGrid.PageChanged) -> None:
         if self.is_mounted and self._snapshot is not None:

@@ -169,7 +169,7 @@ class SymonScreen(GridActions, Screen[None]):
 
     def _draw_charts(self) -> None:
         x_range = self._x_range()
-        visible = self.grid.visible()
+        visible = self.grid.visible_charts()
         wanted = [key for chart_id, _ in visible for key in series_keys(self._spec_by_id[chart_id], self.source.run)]
         snapshots = self.source.store.snapshot(wanted, since=x_range[0])
         with self.app.batch_update():

@@ -16,9 +16,10 @@ from leet.model.node_filter import LabelFilter
 from leet.model.run import RunState
 from leet.model.store import SeriesKey
 from leet.runfile.locate import RunNotFound
-from leet.sources.run import RunSource
+from leet.sources.base import Snapshots, WorkspaceView
 from leet.sources.shared import open_run
 from leet.sources.workspace import RunEntry, WorkspaceSource
+from leet.ui.app import leet_app
 from leet.ui.bindings import WORKSPACE_KEYS
 from leet.ui.screens.grid_actions import GridActions
 from leet.ui.screens.run import RunScreen
@@ -109,7 +110,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in WORKSPACE_KEYS]
     AUTO_FOCUS = "RunList"
 
-    def __init__(self, source: WorkspaceSource, *, clock: Callable[[], float] = time.time, labels: LabelFilter | None = None) -> None:
+    def __init__(self, source: WorkspaceView, *, clock: Callable[[], float] = time.time, labels: LabelFilter | None = None) -> None:
         super().__init__()
         self.source = source
         self._clock = clock
@@ -154,7 +155,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
             self._draw_metrics()
             self._draw_bars(len(entries))
 
-    def _selected_runs(self) -> list[tuple[str, str, RunSource]]:
+    def _selected_runs(self) -> list[tuple[str, str, Snapshots]]:
         runs = []
         for key in self.source.selected():
             source = self.source.source(key)
@@ -174,7 +175,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
         self._specs = specs
         grid = self.grid
         grid.set_charts(list(specs))
-        visible = grid.visible()
+        visible = grid.visible_charts()
         wanted = [(key, chart_id) for chart_id, _ in visible for key, _, _ in runs]
         data = self.source.store.snapshot([SeriesKey(key, chart_id, None) for key, chart_id in wanted])
         for chart_id, widget in visible:
@@ -188,11 +189,12 @@ class WorkspaceScreen(GridActions, Screen[None]):
         right = [(f"metrics {first}-{last} of {charts} " if charts else "no metrics ", "muted")]
         notes = [(f" · job type: {clean(self.job_type)}", "warn")] if self.job_type else []
         notes += [(f" · {name} filter: {clean(value)}", "warn") for name, value in self.filters.items() if value]
-        self.query_one("#header", TextLine).set_content(left + notes, right)
+        failed = [(f" ⚠ {clean(self.source.error)} ", "error")] if self.source.error else []
+        self.query_one("#header", TextLine).set_content(left + notes, failed + right)
         hints = []
         for key, what in HINTS:
             hints += [(f" {key}", "key"), (f" {what}", "muted")]
-        self.query_one("#status", TextLine).set_content(hints, [])
+        self.query_one("#status", TextLine).set_content(hints, failed)
 
     def on_chart_grid_page_changed(self, event: ChartGrid.PageChanged) -> None:
         if self.is_mounted:
@@ -216,11 +218,11 @@ class WorkspaceScreen(GridActions, Screen[None]):
         except RunNotFound as error:  # deleted since the last scan
             self.notify(clean(str(error)), severity="error", timeout=4)
             return
-        run.on_change(self.app._data_changed_from_thread)
-        run.start()
+        app = leet_app(self.app)
+        app.attach(run)
 
         def closed(_result: object) -> None:
-            run.close()
+            app.detach(run)
             self.source.store.drop_run(view_key)
             self.source.store.drop_run(system_key(view_key))
 

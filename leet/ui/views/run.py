@@ -188,7 +188,8 @@ def header_parts(snapshot: RunSnapshot) -> tuple[list[tuple[str, str]], list[tup
     right: list[tuple[str, str]] = []
     if snapshot.state is RunState.LOADING and snapshot.file_size:
         done = snapshot.bytes_read / snapshot.file_size
-        right.append((f"loading {done:.0%} · {snapshot.records:,} records · {format_value(snapshot.bytes_read, 'B')} ", "warn"))
+        doing = "stopped at" if snapshot.stopped else "loading"
+        right.append((f"{doing} {done:.0%} · {snapshot.records:,} records · {format_value(snapshot.bytes_read, 'B')} ", "warn"))
     else:
         right.append((f"{snapshot.records:,} records · {format_value(snapshot.file_size, 'B')} ", "muted"))
     if snapshot.lost_bytes:

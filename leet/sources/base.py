@@ -1,0 +1,138 @@
+"""The contract every source keeps, and the listener base they share.
+
+A source writes a series store from its own worker thread and tells its
+listeners that something changed; the UI then pulls what it shows. Sources
+never touch widgets. Whatever stops a source's worker is kept in ``error``
+and told to the listeners like any other change, so a screen can say what
+failed instead of waiting forever on a thread that is gone.
+
+``start()`` is idempotent: the command line starts the root source before
+Textual is even imported (the first sample is then ready with the first
+frame), and the app's ``attach`` starts anything not yet started. Only the
+app stops what it attached.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from pathlib import PurePath
+
+    from leet.model.run import RunSnapshot
+    from leet.model.store import Store
+    from leet.sources.workspace import RunEntry
+
+_log = logging.getLogger("leet.sources")
+
+Listener = Callable[[], None]
+
+
+@runtime_checkable
+class Source(Protocol):
+    """What the app needs of any source: a store, change notices, a lifecycle, an error channel."""
+
+    store: Store
+
+    @property
+    def error(self) -> str:
+        """Why the source's worker stopped, or "" while it works."""
+        ...
+
+    def on_change(self, listener: Listener) -> None: ...
+
+    def off_change(self, listener: Listener) -> None: ...
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def ui_ready(self) -> None:
+        """The first frame is drawn: work held back for it may go on."""
+        ...
+
+
+@runtime_checkable
+class RunView(Source, Protocol):
+    """A source of one run (a file, a shared run's writers, or a made-up run)."""
+
+    @property
+    def run_key(self) -> str: ...
+
+    @property
+    def system_key(self) -> str: ...
+
+    def snapshot(self, console_lines: int = 2000) -> RunSnapshot: ...
+
+
+class Snapshots(Protocol):
+    """Anything that can copy out what it knows of a run, for one redraw."""
+
+    def snapshot(self, console_lines: int = 2000) -> RunSnapshot: ...
+
+
+@runtime_checkable
+class WorkspaceView(Source, Protocol):
+    """A folder of runs: the list, and the selected runs loading into one store."""
+
+    @property
+    def root(self) -> PurePath: ...
+
+    def entries(self) -> list[RunEntry]: ...
+
+    def selected(self) -> list[str]: ...
+
+    def source(self, key: str) -> Snapshots | None: ...
+
+    def select(self, key: str) -> Snapshots | None: ...
+
+    def deselect(self, key: str) -> None: ...
+
+
+class Listeners:
+    """Who hears that a source changed, and what stopped it.
+
+    Listeners run on the source's thread: they may only post a message or set
+    a flag, never touch widgets.
+    """
+
+    activity = "reading"  # what the worker does, for the message when it stops
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+        self._error = ""
+
+    def on_change(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def off_change(self, listener: Listener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    @property
+    def error(self) -> str:
+        return self._error
+
+    def _notify(self) -> None:
+        for listener in list(self._listeners):
+            listener()
+
+    def _fail(self, error: BaseException) -> None:
+        """The worker is stopping on ``error``: keep it, log it, tell the listeners."""
+        self._error = f"{self.activity} stopped: {type(error).__name__}: {error}"
+        # Textual captures stderr while it runs: the log is for LEET_LOG / the
+        # user's logging setup; the screen shows ``error``.
+        _log.error("%s", self._error, exc_info=error)
+        self._notify()
+
+    def ui_ready(self) -> None:
+        """Nothing is held back by default."""
+
+    def close(self) -> None:
+        self.stop()
+
+    def stop(self) -> None:  # pragma: no cover - every source gives its own
+        raise NotImplementedError
