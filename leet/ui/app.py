@@ -6,6 +6,7 @@ import time
 from typing import Callable, Protocol, runtime_checkable
 
 from textual.app import App
+from textual.driver import Driver
 from textual.message import Message
 from textual.screen import Screen
 
@@ -14,12 +15,24 @@ from leet.sources.base import Source
 from leet.sources.live import LiveSource
 
 
-def quiet_driver():
+# The quiet driver reads Textual's input parser from the inside: only on the
+# releases it was checked against. Any other Textual gets its own driver.
+QUIET_DRIVER_TEXTUAL = ("8.2.",)
+
+
+def quiet_driver() -> type[Driver] | None:
     """The idle-friendly driver where the platform default is Textual's Linux one."""
+    from importlib.metadata import PackageNotFoundError, version
+
     from textual.drivers.linux_driver import LinuxDriver
 
     default = App.get_driver_class(App)  # honours TEXTUAL_DRIVER
     if default is not LinuxDriver:
+        return None
+    try:
+        if not version("textual").startswith(QUIET_DRIVER_TEXTUAL):
+            return None
+    except PackageNotFoundError:
         return None
     try:
         from leet.ui.driver import QuietLinuxDriver
