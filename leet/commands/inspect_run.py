@@ -4,6 +4,7 @@
     leet inspect PATH --json                     one JSON object per record
     leet inspect PATH --summary [--json]         state, identity, config, summary, console tail
     leet inspect PATH --follow [--idle-timeout 10m]
+    leet inspect PATH --plot loss,gpu.*.gpu [--width N --height N]   (see plot.py)
 
 Text from the file (names, values, console output) is untrusted: the text
 output shows control characters, escape sequences and bidirectional
@@ -85,13 +86,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="with --follow: stop after this long without new data (default 10m; 30s, 10m, 1h work)",
     )
+    # Imported here, not at the top: plot imports this module.
+    from leet.commands.plot import add_arguments as add_plot_arguments
+
+    add_plot_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Carry out ``leet inspect``; returns the exit status."""
     _tolerate_unencodable(sys.stdout)
+    if args.plot is not None and (args.follow or args.json or args.summary):
+        print("leet inspect: --plot draws one finished picture: it does not go with --follow, --json or --summary", file=sys.stderr)
+        return 2
     try:
         path = find_run_file(Path(args.path))
+        if args.plot is not None:
+            from leet.commands.plot import plot_run
+
+            return plot_run(path, args)
         if args.summary:
             return _print_summary(path, args)
         return _print_records(path, args)
