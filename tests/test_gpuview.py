@@ -11,7 +11,6 @@ from collectors.fake import (
     replay,
 )
 from collectors.gpu import GpuInfo, MigInstance
-from leet.ui.views.charts import vitals_model
 from leet.ui.views.gpu import (
     absent_note,
     fit_gpu_section,
@@ -25,6 +24,7 @@ from leet.ui.views.health import (
     gpu_notes,
     health_notes,
 )
+from leet.ui.views.symon import vitals_model
 from widgets.vitals import VitalsModel, vitals_line_count, vitals_rows
 
 GIB = 2**30

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from collectors.base import CollectorStatus, Health
 from leet.model.catalog import group
-from leet.ui.views.charts import filter_specs, format_uptime, host_summary, vitals_model
+from leet.ui.views.charts import filter_specs
 from leet.ui.views.health import extra_notes, health_notes
+from leet.ui.views.symon import format_uptime, host_summary, vitals_model
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,7 @@ from leet.model.time_window import tail_window
 from leet.sources.live import LiveSource
 from leet.ui.bindings import SYMON_KEYS
 from leet.ui.screens.grid_actions import GridActions, next_mode
-from leet.ui.views.charts import (
-    chart_view,
-    default_mode,
-    filter_specs,
-    host_summary,
-    series_keys,
-    vitals_model,
-)
+from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
 from leet.ui.views.gpu import fit_gpu_section, gpu_section, lost_gpu_notes
 from leet.ui.views.health import (
     GPU_BACKENDS,
@@ -35,6 +28,7 @@ from leet.ui.views.health import (
     gpu_notes,
     health_notes,
 )
+from leet.ui.views.symon import host_summary, vitals_model
 from widgets.filterbar import FilterBar
 from widgets.gpuprocs import GpuProcessTable
 from widgets.grid import ChartGrid

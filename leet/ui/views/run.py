@@ -14,7 +14,7 @@ from leet.model.keys import natural_key
 from leet.model.run import RunSnapshot, RunState
 from leet.model.store import SeriesData, SeriesKey
 from leet.runfile.records import RawJSON, flatten, json_value
-from leet.ui.views.charts import format_uptime
+from leet.ui.views.symon import format_uptime
 from widgets.chartframe import ChartView
 from widgets.matching import compile_filter
 from widgets.raster import SeriesView
