@@ -85,7 +85,7 @@ def child_pids(proc_dir: str, pid: int) -> list[int]:
         tids = os.listdir(f"{proc_dir}/{pid}/task")
     except OSError:
         return []
-    children = []
+    children: list[int] = []
     for tid in tids:
         data = read_bytes(f"{proc_dir}/{pid}/task/{tid}/children")
         if data:

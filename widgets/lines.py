@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
@@ -19,7 +19,7 @@ from widgets.chartframe import Row, changed_span
 from widgets.palette import chart_styles
 
 # Keys every list-like pane answers the same way: actions cursor(±1), page(±1), jump(0 | -1).
-LIST_BINDINGS = [
+LIST_BINDINGS: list[BindingType] = [
     Binding("up,w", "cursor(-1)", "Up", show=False),
     Binding("down,s", "cursor(1)", "Down", show=False),
     Binding("pageup,N", "page(-1)", "Page up", show=False),

@@ -421,7 +421,7 @@ def render_heatmap(
         if members not in cached:
             owners = []
             for column in range(width):
-                values = [cells[i][column] for i in members if cells[i][column] is not None]
+                values = [value for i in members if (value := cells[i][column]) is not None]
                 if not values:
                     owners.append(EMPTY)
                     continue

@@ -443,7 +443,7 @@ def _value_text(value: Any) -> str:
 def _losses_text(lost: dict[str, int]) -> str:
     parts = []
     if lost["bytes"]:
-        parts.append(f"{lost['bytes']:,} damaged bytes skipped ({_record_count(lost['records'], lost['records_at_least'])})")
+        parts.append(f"{lost['bytes']:,} damaged bytes skipped ({_record_count(lost['records'], bool(lost['records_at_least']))})")
     if lost["undecodable"]:
         parts.append(f"{lost['undecodable']:,} undecodable records")
     if lost["unfinished_tail_bytes"]:

@@ -38,8 +38,11 @@ _MAD_TO_SIGMA = 1.4826
 class Points(Protocol):
     """A series as the store and the charts hold it; only times and means are read."""
 
-    t: Sequence[float]
-    mean: Sequence[float]
+    @property
+    def t(self) -> Sequence[float]: ...
+
+    @property
+    def mean(self) -> Sequence[float]: ...
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import enum
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from leet.runfile.events import (
     ConfigUpdate,
@@ -156,7 +156,7 @@ class RunModel:
         return RunState.RUNNING
 
 
-def _merge(target: dict[str, Any], update: dict[str, Any], remove: Iterable[str]) -> None:
+def _merge(target: dict[str, Any], update: Mapping[str, Any], remove: Iterable[str]) -> None:
     target.update(update)
     for key in remove:
         target.pop(key, None)

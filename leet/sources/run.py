@@ -13,7 +13,7 @@ import os
 import re
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from leet.model.keys import join_label, split_label, system_key
 from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState
@@ -198,10 +198,10 @@ class RunSource(Tailer):
         if system:
             self.store.extend_many(self.system_key, system)
 
-    def _labelled(self, values: dict[str, float]) -> dict[str, float]:
+    def _labelled(self, values: Mapping[str, float]) -> Mapping[str, float]:
         """Learn the writer's label from its keys; give unlabelled keys the default label."""
         default = self.default_label
-        out: dict[str, float] = {} if default is not None else values
+        out: dict[str, float] = {}
         for key, value in values.items():
             label = split_label(key)[1]
             if label is not None:
@@ -213,7 +213,7 @@ class RunSource(Tailer):
                 out[join_label(key, default)] = value
         if self.label is None and default is not None and values:
             self.label = default
-        return out
+        return out if default is not None else values
 
     # -- the child's part ----------------------------------------------------------
     def _start_split(self, size: int) -> None:

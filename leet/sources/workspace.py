@@ -199,7 +199,7 @@ class WorkspaceSource(Listeners):
 
     def __init__(self, path: str | os.PathLike[str], store: Store | None = None, *, rescan: float = RESCAN_SECONDS, wall: Callable[[], float] = time.time) -> None:
         super().__init__()
-        self.root = workspace_root(path)
+        self.root = workspace_root(path).resolve()
         self.store = store or Store()
         self.rescan = rescan
         self._wall = wall
@@ -225,7 +225,7 @@ class WorkspaceSource(Listeners):
             except OSError:
                 continue
             unchanged = known is not None and known.size == stat.st_size and known.mtime == stat.st_mtime
-            if unchanged and not (known.state is RunState.RUNNING and now - known.mtime > CRASH_AFTER):
+            if unchanged and known is not None and not (known.state is RunState.RUNNING and now - known.mtime > CRASH_AFTER):
                 continue
             entry = probe(key, file, now)
             with self._lock:
@@ -265,6 +265,7 @@ class WorkspaceSource(Listeners):
             entry = self._entries.get(key)
         if found is not None or entry is None:
             return found
+        source: RunSource | SharedRunSource
         try:
             if len(entry.files) > 1:
                 source = SharedRunSource(entry.files, self.store, key=key)

@@ -14,7 +14,6 @@ from leet.config import Config
 from leet.sources.base import Source
 from leet.sources.live import LiveSource
 
-
 # The quiet driver reads Textual's input parser from the inside: only on the
 # releases it was checked against. Any other Textual gets its own driver.
 QUIET_DRIVER_TEXTUAL = ("8.2.",)
@@ -26,7 +25,7 @@ def quiet_driver() -> type[Driver] | None:
 
     from textual.drivers.linux_driver import LinuxDriver
 
-    default = App.get_driver_class(App)  # honours TEXTUAL_DRIVER
+    default = App.get_driver_class(App)  # type: ignore[arg-type]  # reads no instance state; honours TEXTUAL_DRIVER
     if default is not LinuxDriver:
         return None
     try:

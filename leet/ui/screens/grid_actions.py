@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
+from textual.screen import Screen
+
 from leet.model.catalog import ChartSpec
 from leet.ui.views.charts import default_mode, modes_for
 from widgets.grid import ChartGrid
@@ -41,4 +45,4 @@ class GridActions:
         grid = self.active_grid()
         max_rows, max_cols = grid.max_fit()
         grid.set_grid(max(1, min(grid.rows + d_rows, max_rows)), max(1, min(grid.cols + d_cols, max_cols)))
-        self.notify(f"grid {grid.rows}×{grid.cols}", timeout=1.5)
+        cast(Screen, self).notify(f"grid {grid.rows}×{grid.cols}", timeout=1.5)  # mixed into a Screen

@@ -18,7 +18,7 @@ from leet.model.store import SeriesKey
 from leet.runfile.locate import RunNotFound
 from leet.sources.base import Snapshots, WorkspaceView
 from leet.sources.shared import open_run
-from leet.sources.workspace import RunEntry, WorkspaceSource
+from leet.sources.workspace import RunEntry
 from leet.ui.app import leet_app
 from leet.ui.bindings import WORKSPACE_KEYS
 from leet.ui.screens.grid_actions import GridActions
@@ -184,7 +184,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
 
     def _draw_bars(self, total: int) -> None:
         selected = len(self.source.selected())
-        left = [(f" {clean(str(self.source.root.resolve()))}", "heading"), (f" · {total} runs · {selected} selected", "muted")]
+        left = [(f" {clean(str(self.source.root))}", "heading"), (f" · {total} runs · {selected} selected", "muted")]
         first, last, charts = self.grid.page_range()
         right = [(f"metrics {first}-{last} of {charts} " if charts else "no metrics ", "muted")]
         notes = [(f" · job type: {clean(self.job_type)}", "warn")] if self.job_type else []
