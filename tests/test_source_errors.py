@@ -168,3 +168,29 @@ async def test_the_app_owns_what_it_attaches(basic_run):
         _wait(lambda: not other.running, "a detached source stopped")
     assert not root.running, "the app stopped the root source when it ended"
     assert starts.count(root) == 1 and starts.count(other) == 1
+
+
+def test_a_read_error_clears_once_the_file_reads_again(basic_run, tmp_path):
+    """An I/O error (a network filesystem hiccup) is said while it lasts; the reader goes on trying."""
+    path = tmp_path / basic_run.wandb_path.name
+    data = basic_run.wandb_path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    source = RunSource(path, Store())
+    while not source.model.loaded:
+        source.step()
+    poll = source._reader.poll
+
+    def flaky_poll(limit):
+        raise OSError(5, "Input/output error")
+
+    source._reader.poll = flaky_poll  # type: ignore[method-assign]
+    assert source.step()
+    assert "Input/output error" in source.snapshot().error
+    assert not source.snapshot().stopped
+    source._reader.poll = poll  # type: ignore[method-assign]
+    with open(path, "ab") as handle:
+        handle.write(data[len(data) // 2:])
+    assert source.step()
+    assert source.snapshot().error == ""
+    assert source.snapshot().records > 0
+    source.close()

@@ -147,6 +147,8 @@ class RunSource(Tailer):
             self._drop_child(resume=False)  # the data ended before the child's part: nothing there for it
         changed = False
         with self._lock:
+            if self._read_error:  # the file reads again (it was away, or unreadable, for a while)
+                self._read_error, changed = "", True
             if size > self._file_size:
                 now = self._monotonic()
                 # A file first seen already stale keeps its age; any other counts from now.
