@@ -48,7 +48,7 @@ class LabelFilter:
         shown.symmetric_difference_update({label})
         if not shown or shown >= set(labels):
             return LabelFilter() if shown else LabelFilter(("∅",))
-        return LabelFilter(tuple(l for l in labels if l in shown))
+        return LabelFilter(tuple(label for label in labels if label in shown))
 
     def only(self, label: str) -> "LabelFilter":
         return LabelFilter((label,))

@@ -108,7 +108,7 @@ def peek(payload: bytes) -> tuple[int, str, int] | None:
 # has one has no value_json, so its name/value counts no longer match.
 _STRING, _INT64, _INT32, _BOOL, _DOUBLE, _SINT64, _MESSAGE = 9, 3, 5, 8, 1, 18, 11  # FieldDescriptorProto.Type
 _ONE, _MANY = 1, 3  # FieldDescriptorProto.Label
-_VIEW_MESSAGES = {
+_VIEW_MESSAGES: dict[str, list[tuple[str, int, int | str, int]]] = {
     "Items": [
         ("key", 1, _STRING, _MANY),
         ("nested_key", 2, _STRING, _MANY),

@@ -1,0 +1,357 @@
+"""Single records of a W&B run file: a protobuf ``Record`` into one plain event of ``events.py``.
+
+Values arrive as JSON text (with the non-standard ``NaN``/``Infinity``
+literals). History and stats rows keep numbers only: ``float()`` is tried
+first because it is several times cheaper than ``json.loads`` and accepts
+those literals; strings, booleans, lists and media objects are left out, and
+nested objects are flattened into dotted keys. Summary and config values are
+decoded whole with ``json.loads``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
+
+from leet.runfile import wandb_records_pb2 as pb
+from leet.runfile.events import (
+    ConfigUpdate,
+    ConsoleOutput,
+    Environment,
+    Event,
+    HistoryRow,
+    MetricDefinition,
+    OtherRecord,
+    RunExit,
+    RunInfo,
+    StatsRow,
+    SummaryUpdate,
+)
+
+_parse_record = pb.Record.FromString
+_loads = json.loads
+# The C scanner behind json.loads, called directly: half the cost per value, same results.
+_scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set per instance, absent from the stubs
+_ROW_FIELDS = frozenset(("_step", "_timestamp", "_runtime"))
+_OPAQUE = frozenset(("artifact", "tbrecord", "noop_link_artifact", "use_artifact", "request"))
+_GOALS = {1: "minimize", 2: "maximize"}
+INTERNAL_CONFIG_KEY = "_wandb"
+
+
+class Decoded(NamedTuple):
+    """One decoded record: where it starts, its kind (``"history"``, ``"exit"`` …; ``"loss"`` for DataLoss), its ``Record.num``."""
+
+    offset: int
+    kind: str
+    num: int
+    event: Event
+
+
+# ---------------------------------------------------------------- values
+
+
+def item_name(item: Any) -> str:
+    """A history/summary/config item's name: its ``nested_key`` path joined with '.', else ``key``.
+
+    The writer fills one or the other; looking at the path first saves a field read per item.
+    """
+    nested = item.nested_key
+    if nested:
+        return nested[0] if len(nested) == 1 else ".".join(nested)
+    return item.key
+
+
+def json_value(text: str) -> Any:
+    """A ``value_json`` decoded; NaN/Infinity become floats; text that is not JSON is kept as it is."""
+    try:
+        value, end = _scan_json(text, 0)
+    except (StopIteration, ValueError):
+        return text if text else None
+    if end != len(text):
+        try:
+            return _loads(text)  # trailing whitespace is fine, anything else is not JSON
+        except ValueError:
+            return text
+    return value
+
+
+def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as one level of dotted keys: ``{"a": {"b": 1}}`` → ``{"a.b": 1}``."""
+    flat: dict[str, Any] = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _numbers_in(value: Any, name: str, out: dict[str, float]) -> None:
+    """Numeric leaves of a decoded JSON value; media, tables and histograms (objects with ``_type``) are skipped."""
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, (int, float)):
+        out[name] = float(value)
+    elif isinstance(value, dict) and "_type" not in value:
+        for key, inner in value.items():
+            _numbers_in(inner, f"{name}.{key}", out)
+
+
+def _typed_value(item: Any) -> Any:
+    """The typed value of a history item that has no ``value_json`` (a schema option the SDK does not use yet)."""
+    which = item.WhichOneof("value")
+    if which in ("number", "integer"):
+        return getattr(item, which)
+    if which == "json":
+        return json_value(item.json)
+    return None
+
+
+def _seconds(stamp: Any) -> float:
+    return stamp.seconds + stamp.nanos * 1e-9
+
+
+# ---------------------------------------------------------------- records → events
+
+
+def _history(history: Any) -> HistoryRow:
+    values: dict[str, float] = {}
+    reserved: dict[str, float] = {}
+    media: list[str] = []
+    for item in history.item:
+        nested = item.nested_key
+        if not nested:
+            name = item.key
+        elif len(nested) == 1:
+            name = nested[0]
+        else:
+            name = ".".join(nested)
+            if nested[-1] == "_type":
+                # The SDK splits media objects into paths: ["img", "_type"], ["img", "width"], ...
+                media.append(name[:-5])
+        text = item.value_json
+        try:
+            value = float(text)
+        except ValueError:
+            if text[:1] == "{":
+                _numbers_in(json_value(text), name, values)
+            elif not text:
+                _numbers_in(_typed_value(item), name, reserved if name in _ROW_FIELDS else values)
+            continue
+        if name in _ROW_FIELDS:
+            reserved[name] = value
+        else:
+            values[name] = value
+    if media:
+        prefixes = tuple(media)
+        values = {name: value for name, value in values.items() if not name.startswith(prefixes)}
+    step = reserved.get("_step")
+    return HistoryRow(
+        step=int(step) if step is not None and math.isfinite(step) else history.step.num,
+        values=values,
+        timestamp=reserved.get("_timestamp"),
+        runtime=reserved.get("_runtime"),
+    )
+
+
+def _history_step(history: Any) -> HistoryRow:
+    """A history row with its step only, for readers that need progress, not curves."""
+    return HistoryRow(step=history.step.num, values={})
+
+
+def _stats(stats: Any) -> StatsRow:
+    values: dict[str, float] = {}
+    for item in stats.item:
+        try:
+            values[item.key] = float(item.value_json)
+        except ValueError:
+            pass
+    return StatsRow(timestamp=_seconds(stats.timestamp), values=values)
+
+
+def _updates(items: Iterable[Any]) -> dict[str, Any]:
+    update: dict[str, Any] = {}
+    scan = _scan_json
+    for item in items:
+        # item_name() and json_value() inlined: this loop is most of the cost of a long run's summaries.
+        nested = item.nested_key
+        if nested:
+            name = nested[0] if len(nested) == 1 else ".".join(nested)
+        else:
+            name = item.key
+        text = item.value_json
+        try:
+            value, end = scan(text, 0)
+            if end != len(text):
+                value = json_value(text)
+        except (StopIteration, ValueError):
+            value = json_value(text)
+        update[name] = value
+    return update
+
+
+class RawJSON(str):
+    """A value still in its JSON text; ``json_value(raw)`` decodes it when someone looks."""
+
+    __slots__ = ()
+
+
+def _summary_raw(summary: Any) -> SummaryUpdate:
+    """A summary update whose values stay JSON text: a long run writes two of these per step,
+    and only the last value of each key is ever shown."""
+    update = {}
+    for item in summary.update:
+        nested = item.nested_key
+        name = (nested[0] if len(nested) == 1 else ".".join(nested)) if nested else item.key
+        update[name] = RawJSON(item.value_json)
+    return SummaryUpdate(update=update, remove=tuple(item_name(item) for item in summary.remove))
+
+
+def _summary(summary: Any) -> SummaryUpdate:
+    return SummaryUpdate(update=_updates(summary.update), remove=tuple(item_name(item) for item in summary.remove))
+
+
+def _config(config: Any) -> ConfigUpdate:
+    update = _updates(config.update)
+    update.pop(INTERNAL_CONFIG_KEY, None)
+    removed = tuple(name for name in (item_name(item) for item in config.remove) if name != INTERNAL_CONFIG_KEY)
+    return ConfigUpdate(update=update, remove=removed)
+
+
+def _run(run: Any) -> RunInfo:
+    config = _updates(run.config.update)
+    config.pop(INTERNAL_CONFIG_KEY, None)
+    return RunInfo(
+        run_id=run.run_id,
+        entity=run.entity,
+        project=run.project,
+        display_name=run.display_name,
+        group=run.run_group,
+        job_type=run.job_type,
+        host=run.host,
+        notes=run.notes,
+        tags=tuple(run.tags),
+        start_time=_seconds(run.start_time) if run.HasField("start_time") else None,
+        config=config,
+        resumed=bool(run.resumed or run.resume),
+    )
+
+
+def _environment(environment: Any) -> Environment:
+    fields = message_fields(environment)
+    writer_id = fields.pop("writer_id", "")
+    return Environment(fields=fields, writer_id=writer_id)
+
+
+def _console(output: Any) -> ConsoleOutput:
+    return ConsoleOutput(
+        stream="stdout" if output.output_type == 1 else "stderr",
+        text=output.line,
+        timestamp=_seconds(output.timestamp) if output.HasField("timestamp") else None,
+    )
+
+
+def _exit(exit_record: Any) -> RunExit:
+    return RunExit(exit_code=exit_record.exit_code, runtime=float(exit_record.runtime), not_complete=exit_record.not_complete)
+
+
+def _metric(metric: Any) -> MetricDefinition:
+    return MetricDefinition(
+        name=metric.name,
+        glob_name=metric.glob_name,
+        step_metric=metric.step_metric,
+        hidden=metric.options.hidden,
+        goal=_GOALS.get(metric.goal, ""),
+    )
+
+
+_CONVERTERS: dict[str, Callable[[Any], Event]] = {
+    "history": _history,
+    "stats": _stats,
+    "summary": _summary,
+    "config": _config,
+    "run": _run,
+    "environment": _environment,
+    "output_raw": _console,
+    "output": _console,
+    "exit": _exit,
+    "metric": _metric,
+}
+
+
+def _other(kind: str, body: Any) -> OtherRecord:
+    if kind in _OPAQUE or isinstance(body, bytes):
+        return OtherRecord(kind, {"size": len(body)} if isinstance(body, bytes) else {})
+    return OtherRecord(kind, message_fields(body))
+
+
+# ---------------------------------------------------------------- generic message → plain values
+
+
+def _is_repeated(descriptor: Any) -> bool:
+    flag = getattr(descriptor, "is_repeated", None)  # protobuf >= 5.x; `label` is gone in 7.x
+    return flag if flag is not None else descriptor.label == 3
+
+
+def _plain_message(message: Any) -> Any:
+    if message.DESCRIPTOR.full_name == "google.protobuf.Timestamp":
+        return _seconds(message)
+    return message_fields(message)
+
+
+def _plain(descriptor: Any, value: Any) -> Any:
+    message_type = descriptor.message_type
+    if message_type is not None and message_type.GetOptions().map_entry:
+        value_field = message_type.fields_by_name["value"]
+        return {key: _plain_single(value_field, inner) for key, inner in value.items()}
+    if _is_repeated(descriptor):
+        return [_plain_single(descriptor, inner) for inner in value]
+    return _plain_single(descriptor, value)
+
+
+def _plain_single(descriptor: Any, value: Any) -> Any:
+    if descriptor.message_type is not None:
+        return _plain_message(value)
+    if descriptor.enum_type is not None:
+        known = descriptor.enum_type.values_by_number.get(value)
+        return known.name if known is not None else value
+    return value
+
+
+def message_fields(message: Any) -> dict[str, Any]:
+    """A message's set fields as plain Python values (timestamps as unix seconds, enums by name)."""
+    return {descriptor.name: _plain(descriptor, value) for descriptor, value in message.ListFields() if descriptor.name != "info"}
+
+
+# ---------------------------------------------------------------- single payloads
+
+
+def parse(payload: bytes) -> Any | None:
+    """The ``Record`` message in ``payload``, or None if it does not parse."""
+    try:
+        return _parse_record(payload)
+    except Exception:  # DecodeError, or anything else a damaged payload provokes
+        return None
+
+
+def to_event(record: Any) -> tuple[str, Event]:
+    """A parsed ``Record`` as (kind, event). Records of unknown kind become ``OtherRecord("unknown")``."""
+    kind = record.WhichOneof("record_type")
+    if kind is None:
+        return "unknown", OtherRecord("unknown")
+    body = getattr(record, kind)
+    converter = _CONVERTERS.get(kind)
+    return kind, converter(body) if converter is not None else _other(kind, body)
+
+
+def decode(payload: bytes) -> Event | None:
+    """One record payload as an event; None if it is not a decodable record."""
+    record = parse(payload)
+    if record is None:
+        return None
+    try:
+        return to_event(record)[1]
+    except Exception:
+        return None
