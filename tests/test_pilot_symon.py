@@ -303,7 +303,9 @@ async def test_y_cycles_the_focused_chart_through_log_and_heatmap():
         chart_id, _ = focused_chart(app)
         assert chart_id == "memory.percent"
         chart = dict(grid(app).visible_charts())[chart_id]
-        mode_line = lambda: chart.plain_rows()[-1]  # the mode is named on the bottom border
+        def mode_line():
+            return chart.plain_rows()[-1]  # the mode is named on the bottom border
+
         assert "log y" not in mode_line() and "heatmap" not in mode_line()
         await press(pilot, "y")
         assert "log y" in mode_line()

@@ -34,7 +34,7 @@ def test_streams_and_labels_keep_their_own_open_line():
     console.feed("stdout", "a", label="rank0")
     console.feed("stdout", "b", label="rank1")
     console.feed("stdout", "1\n", label="rank0")
-    assert [(l.text, l.label) for l in console.snapshot()] == [("a1", "rank0"), ("b", "rank1")]
+    assert [(line.text, line.label) for line in console.snapshot()] == [("a1", "rank0"), ("b", "rank1")]
 
 
 def test_console_keeps_the_newest_lines():

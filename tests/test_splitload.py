@@ -143,7 +143,7 @@ def test_damage_is_counted_once_wherever_the_split_falls(basic_run, children, mo
     alone = load(damaged.run_dir)
     assert alone.snapshot().lost_bytes > 0
     for block in (1, 2):
-        monkeypatch.setattr(runsource, "split_point", lambda size, start: block * BLOCK_SIZE)
+        monkeypatch.setattr(runsource, "split_point", lambda size, start, block=block: block * BLOCK_SIZE)
         helped = split(damaged.run_dir)
         assert comparable(helped) == comparable(alone), block
         helped.close()

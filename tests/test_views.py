@@ -70,7 +70,9 @@ def test_health_notes_name_the_collector_and_reason():
 
 def test_chart_filter_matches_titles_keys_and_labels():
     specs = group(["cpu.0.cpu_percent", "network.recvBps", "gpu.0.gpu/l:rank3", "memory_percent"])
-    titles = lambda pattern: [s.title for s in filter_specs(specs, pattern)]
+    def titles(pattern):
+        return [s.title for s in filter_specs(specs, pattern)]
+
     assert titles("network") == ["Network Rx"]
     assert titles("rank3") == [s.title for s in specs if s.family == "GPU"]
     assert titles("memory_percent") == ["System Memory"]

@@ -349,7 +349,7 @@ def _plot_rows(view: ChartView, width: int, height: int, lo: float, hi: float) -
     style: Callable[[int], str]
     if view.mode == "heatmap":
         raw = render_heatmap(view.data, width, height, view.x_range, (lo, hi))
-        style = lambda owner: f"h{owner}"
+        style = _heat_style
     elif view.mode == "spread" and view.band is not None:
         raw = render_band(view.band, view.data, width, height, view.x_range, (lo, hi))
         style = _band_style
@@ -357,6 +357,10 @@ def _plot_rows(view: ChartView, width: int, height: int, lo: float, hi: float) -
         raw = render_lines(view.data, width, height, view.x_range, (lo, hi), log_y=view.mode == "log")
         style = view.color
     return [[(text, "empty" if owner < 0 else style(owner)) for text, owner in raw_row] for raw_row in raw]
+
+
+def _heat_style(owner: int) -> str:
+    return f"h{owner}"
 
 
 def _band_style(owner: int) -> str:

@@ -24,9 +24,9 @@ from leet.runfile.events import RunExit, StatsRow
 from leet.runfile.locate import RunNotFound
 from leet.runfile.reader import BLOCK_SIZE, RunFileError, read_records
 from leet.runfile.records import decode
+from leet.sources.base import Listeners
 from leet.sources.run import RunSource
 from leet.sources.shared import SharedRunSource, head_of
-from leet.sources.base import Listeners
 
 RESCAN_SECONDS = 2.0
 HEAD_BYTES = 64 * 1024  # the run record is the second record of the file

@@ -29,8 +29,8 @@ from leet.runfile.events import (
     StatsRow,
     SummaryUpdate,
 )
-from leet.sources.live import LiveSource
 from leet.sources.base import Listeners
+from leet.sources.live import LiveSource
 from leet.ui.app import LeetApp
 
 DEMO_THEME = "textual-dark"
