@@ -15,6 +15,7 @@ from leet.config import Config
 from leet.model.node_filter import LabelFilter
 from leet.model.run import ConsoleLine, RunState
 from leet.model.store import Store
+from leet.sources.run import RunSource
 from leet.sources.shared import (
     SharedRunSource,
     merge_console,
@@ -250,3 +251,20 @@ def test_merge_console_tags_lines_with_their_writers_label():
     b = [ConsoleLine("stdout", "b1", None, 2.0), ConsoleLine("stdout", "b2", None, 2.0)]
     merged = merge_console([a, b], 10, ("rank0", "rank1"))
     assert [(line.label, line.text) for line in merged] == [("rank0", "a1"), ("rank1", "b1"), ("rank1", "b2")]
+
+
+def test_latest_run_is_its_target_not_a_second_writer(basic_run):
+    latest = basic_run.root / "wandb" / "latest-run"
+    assert latest.is_symlink(), "the SDK made the link"
+    assert writer_files(latest) == [basic_run.wandb_path.resolve()]
+    source = open_run(latest, Store())
+    assert isinstance(source, RunSource), "an ordinary run, not a shared one"
+    while not source.model.loaded:
+        source.step()
+    alone = open_run(basic_run.run_dir, Store())
+    while not alone.model.loaded:
+        alone.step()
+    assert source.snapshot().records == alone.snapshot().records, "no record counted twice"
+    assert source.snapshot().writers == ()
+    source.close()
+    alone.close()

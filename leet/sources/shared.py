@@ -106,8 +106,12 @@ def order_writers(heads: Sequence[WriterHead]) -> list[WriterHead]:
 
 
 def writer_files(path: str | os.PathLike[str]) -> list[Path]:
-    """The files to open for ``path``: all writers of its run, primary first (one file for an ordinary run)."""
-    file = find_run_file(path)
+    """The files to open for ``path``: all writers of its run, primary first (one file for an ordinary run).
+
+    ``wandb/latest-run`` (the link W&B makes, the path people type most) is
+    its target: the run directory it names is not a second writer.
+    """
+    file = find_run_file(path).resolve()
     siblings = sibling_files(file)
     if len(siblings) == 1:
         return siblings
