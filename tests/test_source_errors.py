@@ -7,6 +7,7 @@ import time
 from contextlib import asynccontextmanager
 
 from leet.config import Config
+from leet.model.run import RunState
 from leet.model.store import Store
 from leet.sources.base import RunView, Source, WorkspaceView
 from leet.sources.live import LiveSource
@@ -97,9 +98,13 @@ def test_a_shared_run_reader_that_raises_reports_it(shared_run):
     writer = source.writers[1]
     writer.step = lambda: (_ for _ in ()).throw(Boom("secondary broke"))  # type: ignore[method-assign]
     source.start()
-    _wait(lambda: source.error, "the error reported")
+    _wait(lambda: writer.error, "the error reported")
+    _wait(source.loaded, "the other writers read to the end")
     snapshot = source.snapshot()
     assert snapshot.stopped and "secondary broke" in snapshot.error
+    assert source.running and source.error == "", "one writer's fault costs that writer, not the run"
+    assert snapshot.state is not RunState.LOADING, "a stopped writer does not hold the run in loading"
+    assert snapshot.records == sum(w.snapshot().records for w in source.writers) > 0
     source.close()
 
 

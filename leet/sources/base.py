@@ -120,7 +120,7 @@ class Listeners:
         for listener in list(self._listeners):
             listener()
 
-    def _fail(self, error: BaseException) -> None:
+    def fail(self, error: BaseException) -> None:
         """The worker is stopping on ``error``: keep it, log it, tell the listeners."""
         self._error = f"{self.activity} stopped: {type(error).__name__}: {error}"
         # Textual captures stderr while it runs: the log is for LEET_LOG / the

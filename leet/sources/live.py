@@ -34,7 +34,6 @@ class LiveSource(Listeners):
         if hub is not None:
             hub.subscribe(self.ingest)
 
-
     def ingest(self, sample: Sample) -> None:
         self.store.append_many(self.run, sample.timestamp, sample.values)
         with self._lock:

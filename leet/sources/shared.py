@@ -227,7 +227,13 @@ class SharedRunSource(Tailer):
         """One batch from every writer; True if anything changed."""
         changed = False
         for writer in self._writers():
-            changed = writer.step() or changed
+            if writer.error:
+                continue
+            try:
+                changed = writer.step() or changed
+            except Exception as error:  # noqa: BLE001 - a writer that breaks costs that writer, not the run
+                writer.fail(error)
+                changed = True
         if self.rescan and self._monotonic() - self._scanned_at >= self.rescan:
             self._scanned_at = self._monotonic()
             changed = self.find_new_writers() or changed
@@ -247,10 +253,10 @@ class SharedRunSource(Tailer):
         return added
 
     def loaded(self) -> bool:
-        return all(writer.model.loaded for writer in self._writers())
+        return all(writer.model.loaded or writer.error for writer in self._writers())  # a stopped writer loads no more
 
     def finished(self) -> bool:
-        return self.loaded() and all(writer.model.exit is not None for writer in self._writers())
+        return self.loaded() and all(writer.model.exit is not None or writer.error for writer in self._writers())
 
     def stop(self, timeout: float = 1.0) -> None:
         for writer in self._writers():
@@ -263,7 +269,7 @@ class SharedRunSource(Tailer):
         snaps = [writer.snapshot(console_lines) for writer in writers]
         labels = [self._label(i, writer) for i, writer in enumerate(writers)]
         primary = snaps[0]
-        loading = any(snap.state is RunState.LOADING for snap in snaps)
+        loading = any(snap.state is RunState.LOADING and not snap.stopped for snap in snaps)
         statuses = tuple(
             WriterStatus(label=label or "", state=snap.state, primary=i == 0, file=writer.path, exit_code=snap.exit_code, records=snap.records)
             for i, (writer, snap, label) in enumerate(zip(writers, snaps, labels))

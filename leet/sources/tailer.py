@@ -72,7 +72,7 @@ class Tailer(Listeners):
         try:
             self._loop()
         except Exception as error:  # noqa: BLE001 - a bug or an unforeseen file must not pass in silence
-            self._fail(error)
+            self.fail(error)
 
     def _loop(self) -> None:
         unshown = False  # a change the listeners have not heard of yet

@@ -303,7 +303,7 @@ class WorkspaceSource(Listeners):
                 changed = self.refresh()
             except Exception as error:  # noqa: BLE001 - say what failed, scan again next time
                 if not self._error:
-                    self._fail(error)
+                    self.fail(error)
             else:
                 if self._error:
                     self._error, changed = "", True
