@@ -196,3 +196,19 @@ def time_ticks(
         ticks.append((column, _format_time(instant, fmt, tz)))
         instant += step
     return ticks
+
+
+STEP_TICKS = 5  # ticks a step axis aims for
+
+
+def step_range(first: float | None, last: float | None) -> tuple[float, float]:
+    """The x range of a step axis: from the first step to a round number at or past the last.
+
+    Rounding up keeps the axis still while a run grows (the chart only gains
+    columns on the right) instead of rescaling on every step.
+    """
+    if first is None or last is None:
+        return 0.0, 1.0
+    if last <= first:
+        return first, first + 1
+    return first, float(integer_ticks(int(first), int(math.ceil(last)), STEP_TICKS)[-1])

@@ -38,14 +38,13 @@ from leet.model.catalog import describe
 from leet.model.keys import LABEL_SEPARATOR, natural_key, split_label
 from leet.runfile.events import HistoryRow, RunInfo, StatsRow
 from leet.runfile.records import EventReader
-from widgets.ticks import integer_ticks
+from widgets.ticks import STEP_TICKS, integer_ticks, step_range
 
 MAX_POINTS = 4000  # per series: plenty for any terminal width, and plotext stays quick
 DEFAULT_SIZE = (100, 25)  # columns, rows: when there is no terminal to measure
 MIN_WIDTH, MIN_HEIGHT = 30, 10
 KNOWN_SHOWN = 8  # names listed when a key matches nothing
 READ_BATCH = 4096
-STEP_TICKS = 5  # as many step ticks as the run view's charts aim for
 # Records a plot never needs: passed over unparsed, which makes reading much cheaper.
 SKIPPED_RECORDS = ("output", "output_raw", "summary", "config", "files", "telemetry", "artifact", "tbrecord", "alert", "metric")
 # Without colour, series tell apart by their marker only.
@@ -200,8 +199,9 @@ def envelope(xs: list[float], ys: list[float], limit: int = MAX_POINTS) -> tuple
 
 
 def step_axis(last_step: int | None) -> list[int]:
-    """Ticks from 0 to a round number at or past the last step, like the run view's ``step_range``."""
-    return integer_ticks(0, max(last_step or 0, 1), STEP_TICKS)
+    """Ticks of the run view's step axis (``step_range``): from 0 to a round number at or past the last step."""
+    first, last = step_range(0.0, None if last_step is None else float(last_step))
+    return integer_ticks(int(first), int(last), STEP_TICKS)
 
 
 @dataclass

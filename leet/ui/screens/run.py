@@ -26,7 +26,6 @@ from leet.ui.views.run import (
     header_parts,
     metric_specs,
     overview_lines,
-    step_range,
     time_range,
 )
 from widgets.filterbar import FilterBar
@@ -34,6 +33,7 @@ from widgets.grid import ChartGrid
 from widgets.text import clean
 from widgets.textline import TextLine
 from widgets.textpane import TextPane
+from widgets.ticks import step_range
 
 HINTS = (("h", "help"), ("q", "quit"), ("/", "filter"), ("1", "metrics"), ("2", "system"), ("4", "console"), ("[", "overview"), ("tab", "focus"))
 SHARED_HINTS = (("l", "labels"),)

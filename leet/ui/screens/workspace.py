@@ -23,7 +23,7 @@ from leet.ui.app import leet_app
 from leet.ui.bindings import WORKSPACE_KEYS
 from leet.ui.screens.grid_actions import GridActions
 from leet.ui.screens.run import RunScreen
-from leet.ui.views.run import STATE_STYLE, metric_specs, overlay_view, step_range
+from leet.ui.views.run import STATE_STYLE, metric_specs, overlay_view
 from widgets.chartframe import MODES
 from widgets.filterbar import FilterBar
 from widgets.grid import ChartGrid
@@ -31,6 +31,7 @@ from widgets.matching import compile_filter
 from widgets.runlist import GroupHeader, ListRow, RunList, RunRow, compact_labels
 from widgets.text import clean
 from widgets.textline import TextLine
+from widgets.ticks import step_range
 
 HINTS = (("h", "help"), ("q", "quit"), ("space", "select"), ("enter", "open"), ("f", "filter runs"), ("g", "group"), ("j", "job type"), ("/", "filter metrics"), ("tab", "focus"))
 GROUPINGS = ("flat", "group")

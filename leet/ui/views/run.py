@@ -19,7 +19,6 @@ from widgets.chartframe import ChartView
 from widgets.matching import compile_filter
 from widgets.raster import SeriesView
 from widgets.text import clean
-from widgets.ticks import integer_ticks
 from widgets.units import format_value
 
 Line = tuple[str, str]
@@ -199,19 +198,6 @@ def header_parts(snapshot: RunSnapshot) -> tuple[list[tuple[str, str]], list[tup
     # A gap between the sides when a narrow terminal cuts the left one short.
     right[0] = (" " + right[0][0], right[0][1])
     return left, right
-
-
-def step_range(first: float | None, last: float | None) -> tuple[float, float]:
-    """The x range of a step axis: from the first step to a round number at or past the last.
-
-    Rounding up keeps the axis still while a run grows (the chart only gains
-    columns on the right) instead of rescaling on every step.
-    """
-    if first is None or last is None:
-        return 0.0, 1.0
-    if last <= first:
-        return first, first + 1
-    return first, float(integer_ticks(int(first), int(math.ceil(last)), 5)[-1])
 
 
 def time_range(first: float | None, last: float | None) -> tuple[float, float]:
