@@ -19,7 +19,8 @@ import pytest
 from leet.commands import inspect_run as inspect
 from leet.commands.inspect_run import idle_timeout
 from leet.model.run import Console
-from leet.runfile.reader import BLOCK_SIZE, read_records
+from leet.runfile.locate import find_run_file
+from leet.runfile.reader import BLOCK_SIZE, RunFileError, read_records
 
 REPO = Path(__file__).resolve().parent.parent
 STEPS = 400
@@ -275,3 +276,13 @@ def test_idle_timeout_durations():
     assert [idle_timeout(text) for text in ("30", "30s", "10m", "1h", "500ms", "0.5")] == [30, 30, 600, 3600, 0.5, 0.5]
     with pytest.raises(argparse.ArgumentTypeError):
         idle_timeout("soon")
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "run-x.wandb"
+    os.mkfifo(fifo)
+    with pytest.raises(RunFileError, match="not a regular file"):
+        find_run_file(fifo)
+    for command, status in ((["inspect", str(fifo)], 1), ([str(fifo)], 2)):  # inspect's own status for a bad path
+        result = subprocess.run([sys.executable, "-m", "leet", *command], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        assert result.returncode == status and "not a regular file" in result.stderr, command

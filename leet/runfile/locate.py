@@ -13,12 +13,14 @@ class RunNotFound(RunFileError, FileNotFoundError):
 
 
 def find_run_file(path: str | os.PathLike[str]) -> Path:
-    """``path`` itself if it is a file; the one ``run-*.wandb`` inside it if it is a directory."""
+    """``path`` itself if it is a regular file; the one ``run-*.wandb`` inside it if it is a directory."""
     path = Path(path)
     if not path.exists():
         raise RunNotFound(f"{path} does not exist")
-    if not path.is_dir():
+    if path.is_file():
         return path
+    if not path.is_dir():  # a FIFO, a socket, a device: opening one could wait forever
+        raise RunNotFound(f"{path} is not a regular file")
     found = sorted(path.glob("run-*.wandb"))
     if len(found) == 1:
         return found[0]
