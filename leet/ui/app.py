@@ -83,28 +83,27 @@ class LeetApp(App[None]):
         self.source = source
         self._clock = clock
         self._make_screen = screen or self._symon_screen
-        self._attached: list[tuple[Source, bool]] = []  # each source, and whether the app runs it
+        self._attached: dict[Source, bool] = {}  # each source (by identity), and whether the app runs it
         self._started = False
         self.attach(source, run=live)
 
     # -- the sources ------------------------------------------------------------------
     def attach(self, source: Source, *, run: bool = True) -> None:
         """Show ``source``: hear its changes and, with ``run``, start it (once the app runs) and close it at the end."""
-        if any(known is source for known, _ in self._attached):
+        if source in self._attached:
             return
-        self._attached.append((source, run))
+        self._attached[source] = run
         source.on_change(self._changed_from_thread)
         if run and self._started:
             source.start()
 
     def detach(self, source: Source) -> None:
         """Stop showing ``source``: no more notices, and closed if the app ran it."""
-        found = [(known, run) for known, run in self._attached if known is source]
-        if not found:
+        if source not in self._attached:
             return
-        self._attached = [(known, run) for known, run in self._attached if known is not source]
+        run = self._attached.pop(source)
         source.off_change(self._changed_from_thread)
-        if found[0][1]:
+        if run:
             source.close()
 
     def _changed_from_thread(self) -> None:
@@ -135,13 +134,13 @@ class LeetApp(App[None]):
             self.theme = "textual-dark"
         self.push_screen(self._make_screen())
         self._started = True
-        for source, run in self._attached:
+        for source, run in self._attached.items():
             if run:
                 source.start()
 
     def on_ready(self) -> None:
         # First frame drawn: a source holding back its bulk work can go on.
-        for source, _ in self._attached:
+        for source in self._attached:
             source.ui_ready()
 
     def on_data_changed(self, _message: DataChanged) -> None:
@@ -150,7 +149,7 @@ class LeetApp(App[None]):
             self.screen.update_view()
 
     def on_unmount(self) -> None:
-        for source, run in reversed(self._attached):
+        for source, run in reversed(self._attached.items()):
             if run:
                 source.close()
 
