@@ -650,9 +650,17 @@ def _start_shared_writer(
         "run_id": run_id,
         "actions": actions,
         "exit_code": 0,
-        "settings": {"x_label": label, "x_primary": primary},
+        # Writers started in the same second race for one directory name (the
+        # SDK's own "-1" suffix is chosen before the directory is made), so
+        # each secondary asks for its suffix up front, as a node would.
+        "settings": {"x_label": label, "x_primary": primary, **_dir_suffix(label)},
     }
     return _start_writer(_SCRIPTED_BODY, params, Path(root), scratch, name=label), actions
+
+
+def _dir_suffix(label: str) -> dict[str, str]:
+    index = label.removeprefix("rank")
+    return {} if index in ("", "0") else {"x_sync_dir_suffix": index}
 
 
 def _shared_writer(label: str, actions: list[Action], where: dict) -> SharedWriter:
