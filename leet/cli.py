@@ -16,6 +16,7 @@ from leet import __version__
 if TYPE_CHECKING:  # the modules themselves load late: --help must stay light
     from leet.config import Config
     from leet.model.node_filter import LabelFilter
+    from leet.sources.layout import RunLayout
     from leet.sources.run import RunSource
     from leet.sources.shared import SharedRunSource
     from leet.sources.workspace import WorkspaceSource
@@ -149,6 +150,7 @@ def _run_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="leet PATH", description="Open a W&B run (a run-*.wandb file or a run directory) or a folder of runs.")
     parser.add_argument("path", metavar="PATH")
     parser.add_argument("--label", action="append", metavar="GLOBS", help="shared runs: show only these node labels (comma-separated globs, e.g. rank0,rank3 or 'rank[0-3]')")
+    parser.add_argument("--crash-after", metavar="DURATION", help="a run with no exit record and no write for this long is presumed crashed (default 10m)")
     return parser
 
 
@@ -158,32 +160,34 @@ def run_file(path: str, args: Sequence[str]) -> int:
     from leet.model.node_filter import LabelFilter
     from leet.model.store import Store
     from leet.runfile.reader import RunFileError
-    from leet.sources.workspace import WorkspaceSource, is_workspace
+    from leet.sources.layout import resolve
+    from leet.sources.workspace import WorkspaceSource
 
     options = _run_parser().parse_args([path, *args])
     labels = LabelFilter.parse(options.label)
     try:
-        config = load()
-        workspace = WorkspaceSource(path, Store()) if is_workspace(path) else None
-        run = None if workspace is not None else _open_run_checked(path)
+        config = load({"crash_after": options.crash_after})
+        layout = resolve(path)  # what the path names is decided here, once
+        if layout.kind == "workspace":
+            return _show_workspace(WorkspaceSource(path, Store(), crash_after=config.crash_after), config, labels)
+        run = _open_run_checked(layout, config.crash_after)
     except (ConfigError, RunFileError) as error:  # RunNotFound is a RunFileError
         print(f"leet: {error}", file=sys.stderr)
         return 2
-    if workspace is not None:
-        return _show_workspace(workspace, config, labels)
-    assert run is not None
     return _show_run(run, config, labels)
 
 
-def _open_run_checked(path: str) -> RunSource | SharedRunSource:
-    """Every writer of the run at ``path``; a file that is no run file is an error now, not a blank screen."""
+def _open_run_checked(layout: RunLayout, crash_after: float) -> RunSource | SharedRunSource:
+    """Every writer of the run ``layout`` names; a file that is no run file is an error now, not a blank screen."""
     from leet.model.store import Store
     from leet.runfile.reader import HEADER_SIZE, check_header
-    from leet.sources.shared import open_run
+    from leet.sources.shared import open_layout
 
-    run = open_run(path, Store())
+    run = open_layout(layout, Store(), crash_after=crash_after)
     with open(run.path, "rb") as handle:
-        check_header(handle.read(HEADER_SIZE), run.path)
+        head = handle.read(HEADER_SIZE)
+    if head:  # an empty file is a run whose writer has flushed nothing yet: shown as such
+        check_header(head, run.path)
     return run
 
 

@@ -8,6 +8,7 @@ The file is TOML at ``$LEET_CONFIG`` or ``<user config dir>/leet/config.toml``:
     disk_paths = ["/"]
     mouse = true
     gpu_ids = [0, 2]        # only these NVIDIA GPUs (default: all)
+    crash_after = "10m"     # a run silent this long with no exit record is presumed crashed
 
     [grid]
     rows = 3
@@ -51,6 +52,7 @@ class Config:
     label: str | None = None
     gpu_ids: tuple[int, ...] | None = None  # None: every GPU
     sidebar: bool = True
+    crash_after: float = 600.0  # seconds; see leet.model.state
     source: str = field(default="defaults", compare=False)
 
 
@@ -93,6 +95,19 @@ def _check_gpu_ids(value: Any, where: str) -> tuple[int, ...]:
     if not isinstance(value, (list, tuple)) or not value or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in value):
         raise ConfigError(f"{where}: gpu_ids must be a non-empty list of GPU indices, got {value!r}")
     return tuple(dict.fromkeys(value))
+
+
+def _check_crash_after(value: Any, where: str) -> float:
+    """Seconds, or a duration such as ``"10m"``, ``"90s"``, ``"1h"``."""
+    from leet.model.state import parse_duration
+
+    try:
+        seconds = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else parse_duration(str(value))
+    except ValueError:
+        raise ConfigError(f"{where}: crash_after must be a duration such as 10m, 90s or 1h, got {value!r}") from None
+    if not seconds > 0:
+        raise ConfigError(f"{where}: crash_after must be positive, got {value!r}")
+    return seconds
 
 
 def _from_mapping(base: Config, data: Mapping[str, Any], where: str) -> Config:
@@ -140,6 +155,8 @@ def _from_mapping(base: Config, data: Mapping[str, Any], where: str) -> Config:
         changes["label"] = str(data["label"]) or None
     if "gpu_ids" in data:
         changes["gpu_ids"] = _check_gpu_ids(data["gpu_ids"], where)
+    if "crash_after" in data:
+        changes["crash_after"] = _check_crash_after(data["crash_after"], where)
     if "pid" in data:
         if isinstance(data["pid"], bool) or not isinstance(data["pid"], int) or data["pid"] <= 0:
             raise ConfigError(f"{where}: pid must be a process id")
@@ -173,6 +190,8 @@ def _from_environ(base: Config, environ: Mapping[str, str]) -> Config:
         data["disk_paths"] = [p for p in environ["LEET_DISK_PATHS"].split(os.pathsep) if p]
     if "LEET_GPU_IDS" in environ:
         data["gpu_ids"] = environ["LEET_GPU_IDS"]
+    if "LEET_CRASH_AFTER" in environ:
+        data["crash_after"] = environ["LEET_CRASH_AFTER"]
     if "LEET_NO_MOUSE" in environ:
         data["mouse"] = environ["LEET_NO_MOUSE"] in ("", "0", "false")
     return _from_mapping(base, data, "environment") if data else base

@@ -83,6 +83,10 @@ CASES = [
     ("disk./tmp.usageGB", "Disk", "Disk Usage", "B", GIB, "/tmp"),
     ("disk./mnt/data.v2.usageGB", "Disk", "Disk Usage", "B", GIB, "/mnt/data.v2"),
     ("disk./mnt/data.v2.usagePercent", "Disk", "Disk Usage", "%", 1, "/mnt/data.v2"),
+    # The Python monitor (legacy, and macOS runs) spelled "/" as "\\" in the path
+    ("disk.\\.usagePercent", "Disk", "Disk Usage", "%", 1, "/"),
+    ("disk.\\System\\Volumes\\Data.usagePercent", "Disk", "Disk Usage", "%", 1, "/System/Volumes/Data"),
+    ("disk.\\System\\Volumes\\Data.usageGB", "Disk", "Disk Usage", "B", GIB, "/System/Volumes/Data"),
     ("proc.memory.rssMB", "Process", "Process Memory", "B", MIB, "Default"),
     ("proc.memory.percent", "Process", "Process Memory", "%", 1, "Default"),
     ("proc.cpu.threads", "Process", "Process CPU Threads", "", 1, "Default"),
@@ -158,6 +162,18 @@ def test_known_keys_get_their_chart(key, family, title, unit, scale, series):
     assert info.scale == pytest.approx(scale)
     assert info.key == key and info.label is None
     assert info.family in FAMILIES
+
+
+def test_escaped_disk_paths_read_as_paths_in_titles_and_legends():
+    # As the key is stored (one backslash per "/"), and escaped once more (two).
+    keys = ["disk.\\System\\Volumes\\Data.usagePercent/l:mac", "disk.\\\\System\\\\Volumes\\\\Data.usageGB"]
+    infos = [describe(key) for key in keys]
+    assert [info.series for info in infos] == ["/System/Volumes/Data", "/System/Volumes/Data"]
+    assert infos[0].legend == "/System/Volumes/Data · mac"
+    assert infos[0].raw_key == keys[0]  # the key itself stays as written
+    assert all("\\" not in spec.full_title + "".join(i.legend for i in spec.series) for spec in group(keys))
+    # A Windows drive is not a Unix path spelled with backslashes.
+    assert describe("disk.C:\\.usagePercent").series == "C:\\"
 
 
 def test_percent_charts_have_a_fixed_range():

@@ -173,7 +173,7 @@ def test_console_environment_stats_and_metric_definitions(sdk_events):
     stats = [item.event for item in sdk_events if isinstance(item.event, StatsRow)]
     assert stats and all(isinstance(value, float) for value in stats[0].values.values()) and stats[0].timestamp > 1.6e9
     metrics = [item.event for item in sdk_events if isinstance(item.event, MetricDefinition)]
-    assert MetricDefinition(glob_name="val/*", step_metric="epoch") in metrics
+    assert MetricDefinition(glob_name="val/*", step_metric="epoch", step_sync=True) in metrics, "step_sync is the SDK default with a step metric"
     header = sdk_events[0].event
     assert isinstance(header, OtherRecord) and header.fields["version_info"]["producer"].startswith("0.")
 
@@ -268,7 +268,22 @@ def test_history_items_flat_keys_nested_json_and_typed_values():
     history.item.add(nested_key=["img", "_type"], value_json='"image-file"')
     history.item.add(nested_key=["img", "width"], value_json="28")
     event = decode(payload(history=history))
-    assert event == HistoryRow(step=9, values={"flat/key": 1.5, "obj.a.b": 2.0, "deep.er": -math.inf, "typed": 2.5, "typed_int": -4.0})
+    assert event == HistoryRow(
+        step=9,
+        values={"flat/key": 1.5, "obj.a.b": 2.0, "deep.er": -math.inf, "typed": 2.5, "typed_int": -4.0},
+        media=(("img", "image-file"),),  # named, not charted
+    )
+
+
+def test_history_names_media_logged_whole_or_split_into_paths():
+    history = pb.HistoryRecord(step=pb.HistoryStep(num=2))
+    history.item.add(nested_key=["preds", "nrows"], value_json="10")
+    history.item.add(nested_key=["preds", "_type"], value_json='"table-file"')
+    history.item.add(key="hist", value_json='{"_type": "histogram", "values": [1, 2], "bins": [0, 1, 2]}')
+    history.item.add(key="loss", value_json="0.5")
+    event = decode(payload(history=history))
+    assert event.values == {"loss": 0.5}
+    assert dict(event.media) == {"preds": "table-file", "hist": "histogram"}
 
 
 def test_stats_keep_labels_and_skip_non_numbers():

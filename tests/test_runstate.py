@@ -47,6 +47,9 @@ def test_model_state_follows_exit_growth_and_staleness():
     model = RunModel()
     assert model.state(now=100.0, crash_after=60) is RunState.LOADING
     model.loaded, model.last_growth = True, 100.0
+    assert model.state(now=120.0, crash_after=60) is RunState.UNKNOWN, "no run record yet"
+    assert model.state(now=120.0, crash_after=60, size=0) is RunState.UNKNOWN, "an empty file"
+    model.apply(RunInfo(run_id="abc"))
     assert model.state(now=120.0, crash_after=60) is RunState.RUNNING
     assert model.state(now=200.0, crash_after=60) is RunState.CRASHED
     model.last_growth = 199.0  # it grew again: revived

@@ -13,6 +13,8 @@ from widgets.ticks import (
     nice_range,
     nice_step,
     nice_ticks,
+    step_range,
+    step_ticks,
     time_ticks,
 )
 
@@ -180,3 +182,47 @@ def test_time_ticks_default_to_local_time() -> None:
 @pytest.mark.parametrize(("t0", "t1", "width"), [(10, 10, 60), (10, 5, 60), (0, 60, 0), (math.nan, 1, 60)])
 def test_time_ticks_empty_for_nothing_to_show(t0: float, t1: float, width: int) -> None:
     assert time_ticks(t0, t1, width) == []
+
+
+# -- step axes: one rule for the run view, the workspace and --plot ---------------------
+
+
+@pytest.mark.parametrize(
+    ("last", "end", "ticks"),
+    [
+        (31_257, 32_000, [0, 10_000, 20_000, 30_000]),  # not 0-40k: the axis ends near the last step
+        (299, 300, [0, 100, 200, 300]),
+        (199, 200, [0, 50, 100, 150, 200]),
+        (5, 5, [0, 1, 2, 3, 4, 5]),  # a tiny run: whole steps, ending on the last one
+        (1, 1, [0, 1]),
+        (45, 46, [0, 10, 20, 30, 40]),
+        (10_001, 10_500, [0, 2_500, 5_000, 7_500, 10_000]),
+    ],
+)
+def test_step_axes_end_at_or_just_past_the_last_step(last: int, end: float, ticks: list[int]) -> None:
+    assert step_range(0.0, float(last)) == (0.0, end)
+    assert step_ticks(*step_range(0.0, float(last))) == ticks
+
+
+@pytest.mark.parametrize("last", [2, 3, 7, 19, 64, 99, 101, 999, 1_001, 31_257, 40_123, 99_999, 123_456_789])
+def test_step_axes_end_within_five_percent_past_the_last_step_and_hold_still(last: int) -> None:
+    first, end = step_range(0.0, float(last))
+    assert first == 0.0 and end == int(end)
+    assert last <= end <= max(last + 1, 1.05 * last)
+    ticks = step_ticks(first, end)
+    assert ticks[0] == 0 and all(0 <= t <= end for t in ticks) and 2 <= len(ticks) <= 6
+    assert all(isinstance(t, int) for t in ticks)
+
+
+def test_a_growing_run_rescales_its_step_axis_now_and_then_not_every_step() -> None:
+    ends = [step_range(0.0, float(last))[1] for last in range(1_000, 2_000)]
+    changes = sum(1 for a, b in zip(ends, ends[1:]) if a != b)
+    assert changes <= 25  # about every 50 steps, not 1,000 times
+
+
+def test_step_axes_without_steps_or_with_one_step() -> None:
+    assert step_range(None, None) == (0.0, 1.0)
+    assert step_range(0.0, 0.0) == (0.0, 1.0)
+    assert step_range(7.0, 7.0) == (7.0, 8.0)
+    assert step_range(10.0, 57.0)[0] == 10.0 and 57.0 <= step_range(10.0, 57.0)[1] <= 60.0
+    assert step_range(-3.7, 57.0) == (-3.7, 58.0)  # a custom axis may start anywhere: the end is still round

@@ -217,7 +217,7 @@ def test_an_unreadable_run_file_is_listed_with_its_error(tmp_path):
     run_dir.mkdir()
     (run_dir / "run-broken.wandb").write_bytes(b"not a run file at all" * 10)
     entry = probe(run_dir.name, run_dir / "run-broken.wandb", time.time())
-    assert entry.state is RunState.CRASHED and entry.error
+    assert entry.state is RunState.UNKNOWN and entry.error
     assert entry.title == run_dir.name
 
 

@@ -190,6 +190,8 @@ for action, arg in PARAMS["actions"]:
         run.summary.update(arg)
     elif action == "sleep":
         time.sleep(arg)
+    elif action == "define_metric":
+        run.define_metric(**arg)
 run.finish(exit_code=PARAMS["exit_code"])
 '''
 
@@ -457,6 +459,51 @@ def make_failed_run(root: Path, exit_code: int = 3, *, run_id: str | None = None
     return _scripted_run(root, run_id or new_run_id("failed"), actions, exit_code=exit_code)
 
 
+@dataclass(frozen=True)
+class ResumedRun:
+    """One run id written in two goes: ``first`` failed, ``second`` (``resume="allow"``) finished."""
+
+    first: MadeRun
+    second: MadeRun
+
+
+def make_resumed_run(root: Path, *, run_id: str | None = None) -> ResumedRun:
+    """Two writers, one after the other, with one id: the second resumes the first."""
+    run_id = run_id or new_run_id("resumed")
+    first_rows = [("log", {"loss": 1.0 / (step + 1)}) for step in range(8)]
+    first = _scripted_run(root, run_id, [*first_rows, ("stderr", "RuntimeError: preempted" + chr(10)), _settle()], exit_code=1)
+    time.sleep(1.1)  # the next directory's name has the next second in it
+    second_rows = [("log", {"loss": 0.1 / (step + 1), "lr": 0.01}) for step in range(3)]
+    second = _scripted_run(root, run_id, [*second_rows, _settle()], init={"resume": "allow"})
+    if first.run_dir == second.run_dir:
+        raise RunMakerError("the resumed writer reused the first directory")
+    return ResumedRun(first, second)
+
+
+def make_step_metric_run(root: Path, *, run_id: str | None = None) -> MadeRun:
+    """``define_metric`` as a Hugging Face Trainer run uses it, and more.
+
+    ``train/*`` is plotted against ``train/global_step`` (10, 20, …, while
+    ``_step`` counts 0, 1, …); ``val/*`` against ``epoch``, with goals;
+    ``secret`` is hidden.
+    """
+    actions: list[Action] = [
+        ("define_metric", {"name": "train/global_step"}),
+        ("define_metric", {"name": "train/*", "step_metric": "train/global_step", "step_sync": True}),
+        ("define_metric", {"name": "epoch"}),
+        ("define_metric", {"name": "val/*", "step_metric": "epoch"}),
+        ("define_metric", {"name": "val/loss", "summary": "min"}),
+        ("define_metric", {"name": "val/acc", "summary": "max"}),
+        ("define_metric", {"name": "secret", "hidden": True}),
+    ]
+    for step in range(1, 7):
+        actions.append(("log", {"train/loss": 1.0 / step, "train/learning_rate": 1e-3, "train/global_step": 10 * step, "secret": step}))
+        if step % 2 == 0:
+            actions.append(("log", {"epoch": step // 2, "val/loss": 1.0 / step + 0.1, "val/acc": step / 10}))
+    actions.append(_settle())
+    return _scripted_run(root, run_id or new_run_id("axes"), actions)
+
+
 HOSTILE_TEXTS: tuple[str, ...] = (
     "[bold red]x[/]",
     "[link=http://x]y",
@@ -609,7 +656,7 @@ def run_id_of(wandb_path: Path) -> str:
 
 
 def make_shared_run(
-    root: Path, writers: int = 4, steps: int = 20, *, run_id: str | None = None
+    root: Path, writers: int = 4, steps: int = 20, *, run_id: str | None = None, history_by: Sequence[str] = ("rank0",)
 ) -> SharedRun:
     """``writers`` processes, labelled ``rank0..``, writing one run id at once.
 
@@ -617,14 +664,15 @@ def make_shared_run(
     and a common ``id`` (``mode="shared"`` wants a server login). Each writer
     gets its own directory; same-second starts add ``-1``, ``-2``, ... Every
     writer samples system metrics (keys end in ``/l:rank<i>``) and prints a
-    line; only rank0, the primary, logs history.
+    line; the writers named in ``history_by`` (rank0, the primary, by default)
+    log history.
     """
     if writers < 1:
         raise ValueError("a shared run needs at least one writer")
     run_id = run_id or new_run_id("shared")
     with tempfile.TemporaryDirectory(prefix="leet-wandb-") as scratch:
         started = [
-            (label, _start_shared_writer(root, Path(scratch), run_id, label, steps))
+            (label, _start_shared_writer(root, Path(scratch), run_id, label, steps, label in history_by))
             for label in (f"rank{i}" for i in range(writers))
         ]
         for _, (writer, _) in started:
@@ -639,11 +687,11 @@ def make_shared_run(
 
 
 def _start_shared_writer(
-    root: Path, scratch: Path, run_id: str, label: str, steps: int
+    root: Path, scratch: Path, run_id: str, label: str, steps: int, history: bool
 ) -> tuple[_Writer, list[Action]]:
     primary = label == "rank0"
     actions: list[Action] = [("stdout", f"hello from {label}\n")]
-    if primary:
+    if history:
         actions += [("log", {"loss": 1.0 / (step + 1)}) for step in range(steps)]
     actions += [("sleep", 3 * STATS_INTERVAL), ("stdout", f"bye from {label}\n")]
     params = {
@@ -767,3 +815,48 @@ class LiveRun:
         if self._writer is None:
             raise RunMakerError("the live run was not started")
         return self._writer
+
+
+# --- a run that logged only media -------------------------------------------
+
+_MEDIA_BODY = r'''
+run = start()
+for step in range(PARAMS["steps"]):
+    run.log({
+        "grads": wandb.Histogram([float(i % 7) * (step + 1) for i in range(100)]),
+        "preds": wandb.Table(columns=["x", "y", "z"], data=[[step, i, i * i] for i in range(10)]),
+        "report": wandb.Html("<p>step %d</p>" % step),
+    })
+run.finish()
+'''
+
+MEDIA_LOGGED = {"grads": "histogram", "preds": "table-file", "report": "html-file"}
+"""What ``make_media_run`` logs each step: key → W&B media type (no numbers at all)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MediaRun(MadeRun):
+    media: dict
+    """Key → W&B media type, as ``MEDIA_LOGGED``."""
+    media_steps: int
+
+
+def make_media_run(root: Path, steps: int = 12, *, run_id: str | None = None) -> MediaRun:
+    """A finished run whose history holds only media: a histogram, a 10×3 table and an HTML page per step.
+
+    Needs no image library (``wandb.Image`` wants Pillow, which the test
+    extra does not install).
+    """
+    run_id = run_id or new_run_id("media")
+    with tempfile.TemporaryDirectory(prefix="leet-wandb-") as scratch:
+        writer = _start_writer(_MEDIA_BODY, {"run_id": run_id, "steps": steps, "init": {"name": "media-only"}}, Path(root), Path(scratch))
+        writer.wait()
+        where = writer.wait_for_report(timeout=0)
+    return MediaRun(
+        root=Path(root),
+        run_dir=Path(where["run_dir"]),
+        wandb_path=Path(where["wandb_path"]),
+        run_id=run_id,
+        media=dict(MEDIA_LOGGED),
+        media_steps=steps,
+    )

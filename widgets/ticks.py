@@ -199,16 +199,31 @@ def time_ticks(
 
 
 STEP_TICKS = 5  # ticks a step axis aims for
+STEP_GRAIN = 40  # a step axis ends on the next multiple of a round grain of about 1/40 of its span
 
 
 def step_range(first: float | None, last: float | None) -> tuple[float, float]:
-    """The x range of a step axis: from the first step to a round number at or past the last.
+    """The x range of a step axis: from the first step to just past the last one.
 
-    Rounding up keeps the axis still while a run grows (the chart only gains
-    columns on the right) instead of rescaling on every step.
+    The end is the last step rounded up to a whole, round grain (1, 2, 2.5 or
+    5 × 10^k) of at least a fortieth of the span (31,257 → 32,000, 299 → 300,
+    5 → 5), so the axis ends at most about 5 % past the data rather than on
+    the next round tick (which may lie a third beyond it), and stays still
+    while a growing run fills the grain instead of rescaling on every step.
+    One rule for the run view, the workspace and ``--plot``; the ticks
+    inside it come from :func:`step_ticks`.
     """
     if first is None or last is None:
         return 0.0, 1.0
+    _check_finite(first=first, last=last)
     if last <= first:
         return first, first + 1
-    return first, float(integer_ticks(int(first), int(math.ceil(last)), STEP_TICKS)[-1])
+    raw = (last - first) / STEP_GRAIN
+    grain = next(step for step in _ladder(max(raw, 1.0)) if step >= raw and step == int(step))
+    end = math.ceil(last / grain - 1e-9) * grain  # a multiple of the grain, wherever the axis starts
+    return first, _clean(end)
+
+
+def step_ticks(first: float, last: float, target: int = STEP_TICKS) -> list[int]:
+    """Round whole-number ticks inside a step axis ``[first, last]``, ends included where round."""
+    return [tick for tick in integer_ticks(first, last, target) if first <= tick <= last]

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any, Iterable, TextIO
 
 from leet.model.run import RunModel
+from leet.model.state import CRASH_AFTER, Verdict, duration, judge, parse_duration
+from leet.model.values import collapse_media, describe_value
 from leet.runfile.events import (
     ConfigUpdate,
     ConsoleOutput,
@@ -49,17 +51,12 @@ from leet.runfile.records import Decoded, EventReader, flatten
 
 DEFAULT_IDLE_TIMEOUT = 600.0
 POLL_INTERVAL = 0.25
-# No exit record and no write for this long: the writer is presumed dead
-# (three times the writer's default 15 s flush interval, with margin).
-STALE_AFTER = 60.0
 CONSOLE_TAIL_LINES = 20
 HINT_WIDTH = 72
 READ_BATCH = 4096  # records per read: bounded memory on long runs
 
 # C0 and C1 controls, DEL, and the Unicode bidi controls that reorder what follows them.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
 # ---------------------------------------------------------------- command line
@@ -67,10 +64,10 @@ _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 def idle_timeout(text: str) -> float:
     """``30``, ``30s``, ``10m``, ``1h``, ``500ms`` → seconds."""
-    match = _DURATION.match(text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 30s, 10m or 1h)")
-    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    try:
+        return parse_duration(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,6 +82,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_IDLE_TIMEOUT,
         metavar="SECONDS",
         help="with --follow: stop after this long without new data (default 10m; 30s, 10m, 1h work)",
+    )
+    parser.add_argument(
+        "--crash-after",
+        type=idle_timeout,
+        default=None,
+        metavar="SECONDS",
+        help="a run with no exit record and no write for this long is presumed crashed (default: the crash_after setting, 10m)",
     )
     # Imported here, not at the top: plot imports this module.
     from leet.commands.plot import add_arguments as add_plot_arguments
@@ -215,16 +219,6 @@ def _short(text: str, width: int = HINT_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _number(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return _short(json.dumps(value, ensure_ascii=False, default=str) if not isinstance(value, str) else value)
-    if isinstance(value, int):
-        return str(value)
-    if math.isfinite(value) and abs(value) >= 1e6:
-        return f"{value:.3f}".rstrip("0").rstrip(".")  # timestamps and big counters keep their digits
-    return f"{value:.6g}"
-
-
 def _names(keys: Iterable[str], limit: int = 4) -> str:
     keys = list(keys)
     shown = ", ".join(safe_text(key) for key in keys[:limit])
@@ -340,15 +334,39 @@ def json_line(item: Decoded) -> str:
 # ---------------------------------------------------------------- summary
 
 
-def run_status(state: RunModel, seconds_since_write: float) -> str:
-    """finished (exit 0) / failed (exit N) / running / presumed crashed."""
-    if state.exit is not None:
-        code = state.exit.exit_code
-        return "finished (exit 0)" if code == 0 else f"failed (exit {code})"
-    ago = _duration(seconds_since_write)
-    if seconds_since_write > STALE_AFTER:
-        return f"presumed crashed (no exit record, last write {ago} ago)"
-    return f"running (last write {ago} ago)"
+def run_verdict(state: RunModel, seconds_since_write: float, size: int, crash_after: float = CRASH_AFTER) -> Verdict:
+    """The run's state by the rule every view uses (``leet.model.state``)."""
+    return judge(
+        exit_code=state.exit.exit_code if state.exit is not None else None,
+        last_write_age=seconds_since_write,
+        crash_after=crash_after,
+        size=size,
+        has_run_record=state.info is not None or state.records > 0,
+    )
+
+
+def run_runtime(state: RunModel) -> float | None:
+    """Seconds the run ran: the exit record's, or (old writers left it 0, a running run has none) the summary's ``_runtime``."""
+    recorded = state.exit.runtime if state.exit is not None else None
+    if recorded:
+        return recorded
+    for key in ("_runtime", "_wandb.runtime"):
+        value = state.summary.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+            return float(value)
+    return recorded
+
+
+def _crash_after(args: argparse.Namespace) -> float:
+    chosen = getattr(args, "crash_after", None)
+    if chosen is not None:
+        return chosen
+    from leet.config import ConfigError, load
+
+    try:
+        return load().crash_after
+    except ConfigError:
+        return CRASH_AFTER
 
 
 def _print_summary(path: Path, args: argparse.Namespace) -> int:
@@ -357,7 +375,7 @@ def _print_summary(path: Path, args: argparse.Namespace) -> int:
     for items in follower.batches():
         for item in items:
             state.apply(item.event)
-    report = _summary_report(path, state, follower)
+    report = _summary_report(path, state, follower, _crash_after(args))
     if args.json:
         print(to_json(report))
     else:
@@ -365,15 +383,19 @@ def _print_summary(path: Path, args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary_report(path: Path, state: RunModel, follower: _Follower) -> dict[str, Any]:
+def _summary_report(path: Path, state: RunModel, follower: _Follower, crash_after: float = CRASH_AFTER) -> dict[str, Any]:
     reader = follower.reader
     stat = path.stat()
     info = state.info
+    verdict = run_verdict(state, max(0.0, time.time() - stat.st_mtime), stat.st_size, crash_after)
     return {
         "path": str(path),
-        "state": run_status(state, max(0.0, time.time() - stat.st_mtime)),
-        "exit_code": state.exit.exit_code if state.exit else None,
-        "runtime": state.exit.runtime if state.exit else None,
+        "state": verdict.state.code,
+        "exit_code": verdict.exit_code,
+        "last_write_age_s": round(verdict.last_write_age_s, 3) if verdict.last_write_age_s is not None else None,
+        "reason": verdict.reason,
+        "state_text": verdict.text,
+        "runtime": run_runtime(state),
         "run_id": info.run_id if info else "",
         "project": info.project if info else "",
         "entity": info.entity if info else "",
@@ -399,7 +421,9 @@ def _summary_report(path: Path, state: RunModel, follower: _Follower) -> dict[st
 def _summary_text(report: dict[str, Any]) -> str:
     lines = [
         f"run        {safe_text(report['run_id'] or '?')}  project {safe_text(report['project'] or '-')}  name {safe_text(report['name'] or '-')}",
-        f"state      {report['state']}" + (f", runtime {_duration(report['runtime'])}" if report["runtime"] is not None else ""),
+        f"state      {report['state_text']}"
+        + (f", runtime {_duration(report['runtime'])}" if report["runtime"] is not None else "")
+        + (f" ({report['reason']})" if report["exit_code"] is None else ""),
         f"file       {safe_text(report['path'])} ({report['file_bytes']:,} bytes, {report['records']:,} records"
         + (f", written by wandb {safe_text(report['writer'])})" if report["writer"] else ")"),
         f"last step  {report['last_step'] if report['last_step'] is not None else '-'} ({report['history_rows']:,} history rows)",
@@ -413,31 +437,19 @@ def _summary_text(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _collapse_media(values: dict[str, Any]) -> dict[str, Any]:
-    """Media the SDK split into paths (``img._type``, ``img.width`` …) shown as one ``img = <image-file>``."""
-    media = {key[: -len("._type")]: value for key, value in values.items() if key.endswith("._type") and isinstance(value, str)}
-    if not media:
-        return values
-    prefixes = tuple(f"{name}." for name in media)
-    kept = {key: value for key, value in values.items() if not key.startswith(prefixes)}
-    kept.update({name: {"_type": kind} for name, kind in media.items()})
-    return kept
-
-
 def _section(title: str, values: dict[str, Any]) -> list[str]:
-    values = _collapse_media(values)
+    values = collapse_media(values)
     if not values:
         return [f"{title:<10} -"]
     lines = [f"{title}"]
     for key in sorted(values):
-        lines.append(f"  {safe_text(key)} = {_value_text(values[key])}")
+        lines.append(f"  {safe_text(key)} = {_value_text(values[key], key)}")
     return lines
 
 
-def _value_text(value: Any) -> str:
-    if isinstance(value, dict) and "_type" in value:
-        return f"<{safe_text(str(value['_type']))}>"
-    return _number(value)
+def _value_text(value: Any, key: str = "") -> str:
+    """One summary or config value for people: media by kind and size, times as times (``values.describe_value``)."""
+    return _short(describe_value(value, key))
 
 
 def _losses_text(lost: dict[str, int]) -> str:
@@ -457,12 +469,4 @@ def _record_count(count: int, at_least: bool) -> str:
     return f"{count:,} records"
 
 
-def _duration(seconds: float) -> str:
-    seconds = max(0.0, float(seconds))
-    if seconds < 60:
-        return f"{seconds:.0f}s" if seconds >= 10 or seconds == int(seconds) else f"{seconds:.1f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
+_duration = duration

@@ -38,7 +38,7 @@ from leet.model.catalog import describe
 from leet.model.keys import LABEL_SEPARATOR, natural_key, split_label
 from leet.runfile.events import HistoryRow, RunInfo, StatsRow
 from leet.runfile.records import EventReader
-from widgets.ticks import STEP_TICKS, integer_ticks, step_range
+from widgets.ticks import step_range, step_ticks
 
 MAX_POINTS = 4000  # per series: plenty for any terminal width, and plotext stays quick
 DEFAULT_SIZE = (100, 25)  # columns, rows: when there is no terminal to measure
@@ -198,10 +198,10 @@ def envelope(xs: list[float], ys: list[float], limit: int = MAX_POINTS) -> tuple
     return kept_x, kept_y
 
 
-def step_axis(last_step: int | None) -> list[int]:
-    """Ticks of the run view's step axis (``step_range``): from 0 to a round number at or past the last step."""
-    first, last = step_range(0.0, None if last_step is None else float(last_step))
-    return integer_ticks(int(first), int(last), STEP_TICKS)
+def step_axis(last_step: int | None) -> tuple[tuple[float, float], list[int]]:
+    """The run view's step axis (``step_range``: from 0 to just past the last step) and its round ticks."""
+    x_range = step_range(0.0, None if last_step is None else float(last_step))
+    return x_range, step_ticks(*x_range)
 
 
 @dataclass
@@ -219,8 +219,8 @@ def panels(curves: RunCurves) -> list[Panel]:
     name = safe_text(curves.run_name) if curves.run_name else "run"
     history = _ordered(curves.history.values())
     if history:
-        ticks = step_axis(curves.last_step)
-        found.append(Panel(f"{name} · metrics", "step", history, (ticks[0], ticks[-1]), ticks))
+        x_range, ticks = step_axis(curves.last_step)
+        found.append(Panel(f"{name} · metrics", "step", history, x_range, ticks))
     system = _ordered(curves.system.values())
     if system:
         origin = curves.first_time or 0.0

@@ -68,6 +68,7 @@ class ChartSpec:
     y_min: float | None
     y_max: float | None
     series: tuple[MetricInfo, ...]
+    x_axis: str = ""  # a run metric's define_metric axis; "" for the step (or time)
 
     @property
     def full_title(self) -> str:

@@ -2,7 +2,8 @@
 
 A system-metric key may carry a node label after ``/l:`` (``gpu.0.gpu/l:rank3``,
 as shared-mode runs and ``x_label`` write it); a run's system series live in
-the store under ``<run key>#system``, apart from the run's own history; and
+the store under ``<run key>#system``, apart from the run's own history, and
+its metrics charted against a ``define_metric`` axis under ``<run key>#x=<axis>``; and
 names with numbers in them sort by value (``rank2`` before ``rank10``).
 """
 
@@ -13,6 +14,7 @@ from typing import Iterable
 
 LABEL_SEPARATOR = "/l:"
 SYSTEM_SUFFIX = "#system"
+AXIS_SEPARATOR = "#x="
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -50,10 +52,15 @@ def system_key(run_key: str) -> str:
     return run_key + SYSTEM_SUFFIX
 
 
+def axis_key(run_key: str, axis: str) -> str:
+    """Where a run's metrics charted against ``axis`` (a ``define_metric`` step metric) are in the store."""
+    return f"{run_key}{AXIS_SEPARATOR}{axis}"
+
+
 def natural_key(text: str) -> tuple:
     """Sort key that orders digit runs by value, case aside: "Core 2" before "core 10"."""
     parts = _DIGITS.split(text.casefold())
     return tuple(int(part) if i % 2 else part for i, part in enumerate(parts))
 
 
-__all__ = ["LABEL_SEPARATOR", "SYSTEM_SUFFIX", "join_label", "label_of_keys", "natural_key", "split_label", "system_key"]
+__all__ = ["AXIS_SEPARATOR", "LABEL_SEPARATOR", "axis_key", "SYSTEM_SUFFIX", "join_label", "label_of_keys", "natural_key", "split_label", "system_key"]

@@ -71,6 +71,7 @@ class _Rule:
     title: str
     unit: _Unit
     series: str = "Default"
+    paths: bool = False  # the groups are mount paths as W&B spells them in keys: shown as paths
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -81,6 +82,8 @@ class _Rule:
         if found is None:
             return None
         groups = found.groupdict()
+        if self.paths:
+            groups = {name: disk_path(value) for name, value in groups.items()}
         return _Meaning(
             self.family,
             self.chart.format(**groups),
@@ -232,6 +235,21 @@ _IPU_FIELDS: dict[str, _Field] = {
 }
 _IPU_UNITS = {"C": CELSIUS, "MHz": MHZ, "W": WATTS, "%": PERCENT, "GT/s": _Unit("GT/s")}
 
+_BACKSLASHES = re.compile(r"\\{1,2}")
+
+
+def disk_path(spelled: str) -> str:
+    """A mount path as a disk key spells it, as a path: ``\\System\\Volumes\\Data`` → ``/System/Volumes/Data``.
+
+    W&B's Python monitor wrote ``/`` as ``\\`` in ``disk.<path>.usage*`` keys
+    (``disk.\\.usagePercent`` for ``/``; macOS runs show ``disk.\\System\\Volumes\\Data``);
+    a doubled backslash (the same key escaped once more) is one ``/`` too.
+    Paths spelled with ``/`` (wandb-core), or not starting with a backslash
+    (a Windows drive, ``C:\\``), pass through.
+    """
+    return _BACKSLASHES.sub("/", spelled) if spelled.startswith("\\") else spelled
+
+
 _R = _Rule
 
 _HOST_RULES: tuple[_Rule, ...] = (
@@ -260,8 +278,8 @@ _HOST_RULES: tuple[_Rule, ...] = (
     # Disk: paths may hold dots and slashes (disk./mnt/data.v2.usageGB), so the
     # path rules come before the device rules and match the suffix.
     _R(r"disk", "Disk", "disk.usage_percent", "Disk Usage", PERCENT),
-    _R(r"disk\.(?P<p>.+)\.usagePercent", "Disk", "disk.usage_percent", "Disk Usage", PERCENT, "{p}"),
-    _R(r"disk\.(?P<p>.+)\.usageGB", "Disk", "disk.usage", "Disk Usage", GIB, "{p}"),
+    _R(r"disk\.(?P<p>.+)\.usagePercent", "Disk", "disk.usage_percent", "Disk Usage", PERCENT, "{p}", paths=True),
+    _R(r"disk\.(?P<p>.+)\.usageGB", "Disk", "disk.usage", "Disk Usage", GIB, "{p}", paths=True),
     _R(r"disk\.(?P<d>.+)\.readBps", "Disk", "disk.io_rate", "Disk I/O", BYTES_PER_S, "{d} read"),
     _R(r"disk\.(?P<d>.+)\.writeBps", "Disk", "disk.io_rate", "Disk I/O", BYTES_PER_S, "{d} write"),
     _R(r"disk\.in", "Disk", "disk.io_total", "Disk I/O Total", MIB, "read"),

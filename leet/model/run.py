@@ -8,18 +8,20 @@ counters and the run's state.
 
 from __future__ import annotations
 
-import enum
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from leet.model.axes import MetricAxes
+from leet.model.state import CRASH_AFTER, RunState, Verdict, judge
 from leet.runfile.events import (
     ConfigUpdate,
     ConsoleOutput,
     DataLoss,
     Environment,
     HistoryRow,
+    MetricDefinition,
     OtherRecord,
     RunExit,
     RunInfo,
@@ -28,15 +30,6 @@ from leet.runfile.events import (
 )
 
 CONSOLE_LINES = 5000
-CRASH_AFTER = 600.0  # seconds without growth or exit record before a run is presumed crashed
-
-
-class RunState(enum.Enum):
-    LOADING = "loading"
-    RUNNING = "running"
-    FINISHED = "finished"
-    FAILED = "failed"
-    CRASHED = "presumed crashed"
 
 
 @dataclass(frozen=True)
@@ -115,7 +108,9 @@ class RunModel:
     loaded: bool = False  # the first full read reached the end of the file
     last_growth: float = 0.0  # monotonic seconds when the file last grew
     history_keys: set[str] = field(default_factory=set)
+    media_keys: dict[str, str] = field(default_factory=dict)  # media logged in the history: key → W&B type
     writer: str = ""  # the program that wrote the file, from its header record
+    axes: MetricAxes = field(default_factory=MetricAxes)  # define_metric rules
 
     def apply(self, event: Any, label: str | None = None) -> None:
         if isinstance(event, DataLoss):
@@ -126,6 +121,8 @@ class RunModel:
             self.history_rows += 1
             self.last_step = event.step if self.last_step is None else max(self.last_step, event.step)
             self.history_keys.update(event.values)
+            if event.media:
+                self.media_keys.update(event.media)
         elif isinstance(event, StatsRow):
             self.stats_rows += 1
         elif isinstance(event, SummaryUpdate):
@@ -143,17 +140,24 @@ class RunModel:
             self.environments.append(event)
         elif isinstance(event, RunExit):
             self.exit = event
+        elif isinstance(event, MetricDefinition):
+            self.axes.define(event)
         elif isinstance(event, OtherRecord) and event.kind == "header":
             self.writer = str(event.fields.get("version_info", {}).get("producer", ""))
 
-    def state(self, now: float, crash_after: float) -> RunState:
-        if self.exit is not None:
-            return RunState.FINISHED if self.exit.exit_code == 0 else RunState.FAILED
-        if not self.loaded:
-            return RunState.LOADING
-        if now - self.last_growth > crash_after:
-            return RunState.CRASHED
-        return RunState.RUNNING
+    def verdict(self, now: float, crash_after: float, size: int | None = None) -> Verdict:
+        """The run's state (see ``state.judge``); ``now`` on the clock of ``last_growth``."""
+        return judge(
+            exit_code=self.exit.exit_code if self.exit is not None else None,
+            last_write_age=now - self.last_growth,
+            crash_after=crash_after,
+            size=size,
+            loaded=self.loaded,
+            has_run_record=self.info is not None or self.records > 0,
+        )
+
+    def state(self, now: float, crash_after: float, size: int | None = None) -> RunState:
+        return self.verdict(now, crash_after, size).state
 
 
 def _merge(target: dict[str, Any], update: Mapping[str, Any], remove: Iterable[str]) -> None:
@@ -175,6 +179,17 @@ class WriterStatus:
     file: Path
     exit_code: int | None = None
     records: int = 0
+    last_step: int | None = None
+    opened: bool = False  # the writer whose file the user named
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One file of a run id written in several goes (resumed, or the id used again)."""
+
+    file: Path
+    start_time: float | None = None
+    current: bool = False  # the segment on screen
 
 
 @dataclass(frozen=True)
@@ -201,9 +216,15 @@ class RunSnapshot:
     run_id: str = ""  # the run's own id, for people
     labels: tuple[str, ...] = ()  # node labels of a shared run's writers
     writers: tuple[WriterStatus, ...] = ()  # a shared run's writers, the primary first
+    media_keys: tuple[tuple[str, str], ...] = ()  # (key, W&B media type) of media in the history, by key
+    segments: tuple[Segment, ...] = ()  # every segment of the run's id, oldest first (when there are several)
+    axes: Mapping[str, str] = field(default_factory=dict)  # history key -> the metric it is charted against (define_metric)
+    hidden: frozenset[str] = frozenset()  # history keys define_metric hid
+    goals: Mapping[str, str] = field(default_factory=dict)  # metric (or glob) -> "minimize" / "maximize"
+    reason: str = ""  # why the state is what it is, in words
 
     @classmethod
-    def of(cls, model: RunModel, *, run_key: str, state: RunState, file_size: int, run_id: str, console_lines: int = 2000, error: str = "", stopped: bool = False) -> "RunSnapshot":
+    def of(cls, model: RunModel, *, run_key: str, state: RunState, file_size: int, run_id: str, console_lines: int = 2000, error: str = "", stopped: bool = False, reason: str = "", segments: tuple[Segment, ...] = ()) -> "RunSnapshot":
         """A copy of ``model`` for one redraw (the caller holds whatever lock guards it)."""
         return cls(
             run_key=run_key,
@@ -215,6 +236,7 @@ class RunSnapshot:
             console=tuple(model.console.snapshot(console_lines)),
             last_step=model.last_step,
             history_keys=tuple(sorted(model.history_keys)),
+            media_keys=tuple(sorted(model.media_keys.items())),
             records=model.records,
             bytes_read=model.bytes_read or file_size,
             file_size=file_size,
@@ -224,4 +246,24 @@ class RunSnapshot:
             error=error,
             stopped=stopped,
             run_id=run_id,
+            reason=reason,
+            segments=segments,
+            **axes_of(model),
         )
+
+
+def axes_of(model: RunModel) -> dict[str, Any]:
+    """The snapshot fields that ``define_metric`` decides."""
+    axes = model.axes
+    if not axes.exact and not axes.globs:
+        return {}
+    keys = model.history_keys
+    goals = {name: rule.goal for name, rule in {**axes.globs, **axes.exact}.items() if rule.goal}
+    return {
+        "axes": {key: axis for key in keys if (axis := axes.axis(key))},
+        "hidden": frozenset(key for key in keys if axes.hidden(key)),
+        "goals": goals,
+    }
+
+
+__all__ = ["CRASH_AFTER", "Console", "ConsoleLine", "RunModel", "RunSnapshot", "RunState", "Segment", "Verdict", "WriterStatus"]

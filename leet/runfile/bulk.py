@@ -215,7 +215,25 @@ def history_row(payload: bytes) -> HistoryRow | None:
 def history_step(payload: bytes) -> HistoryRow | None:
     """A history record's row with its step only."""
     record = _view(payload)
-    return HistoryRow(step=record.history.step.num, values={}) if record is not None else None
+    if record is None:
+        return None
+    history = record.history
+    if history.HasField("step"):
+        return HistoryRow(step=history.step.num, values={})
+    # Old writers (0.10, some 0.19) left the step field out: the row's ``_step`` says it.
+    items = history.item
+    names, texts = (list(items.key), list(items.value_json)) if not items.nested_key else (list(items.nested_key), list(items.value_json))
+    if items.key and items.nested_key or len(names) != len(texts):
+        return None  # names in parts, or typed values: the per-item path
+    return HistoryRow(step=_step_of(dict(zip(names, texts)).get("_step")), values={})
+
+
+def _step_of(text: str | None) -> int:
+    try:
+        step = float(text) if text is not None else math.nan
+    except ValueError:
+        return 0
+    return int(step) if math.isfinite(step) else 0
 
 
 # ---------------------------------------------------------------- summary

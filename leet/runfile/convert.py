@@ -36,6 +36,7 @@ _scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set p
 _ROW_FIELDS = frozenset(("_step", "_timestamp", "_runtime"))
 _OPAQUE = frozenset(("artifact", "tbrecord", "noop_link_artifact", "use_artifact", "request"))
 _GOALS = {1: "minimize", 2: "maximize"}
+_SUMMARIES = ("min", "max", "mean", "best", "last", "none", "first")
 INTERNAL_CONFIG_KEY = "_wandb"
 
 
@@ -120,6 +121,7 @@ def _history(history: Any) -> HistoryRow:
     values: dict[str, float] = {}
     reserved: dict[str, float] = {}
     media: list[str] = []
+    kinds: list[tuple[str, str]] = []  # (media key, its _type)
     for item in history.item:
         nested = item.nested_key
         if not nested:
@@ -131,12 +133,16 @@ def _history(history: Any) -> HistoryRow:
             if nested[-1] == "_type":
                 # The SDK splits media objects into paths: ["img", "_type"], ["img", "width"], ...
                 media.append(name[:-5])
+                kinds.append((name[:-6], str(json_value(item.value_json))))
         text = item.value_json
         try:
             value = float(text)
         except ValueError:
             if text[:1] == "{":
-                _numbers_in(json_value(text), name, values)
+                decoded = json_value(text)
+                if isinstance(decoded, dict) and isinstance(decoded.get("_type"), str):
+                    kinds.append((name, decoded["_type"]))  # media logged as one object
+                _numbers_in(decoded, name, values)
             elif not text:
                 _numbers_in(_typed_value(item), name, reserved if name in _ROW_FIELDS else values)
             continue
@@ -153,12 +159,23 @@ def _history(history: Any) -> HistoryRow:
         values=values,
         timestamp=reserved.get("_timestamp"),
         runtime=reserved.get("_runtime"),
+        media=tuple(kinds),
     )
 
 
 def _history_step(history: Any) -> HistoryRow:
     """A history row with its step only, for readers that need progress, not curves."""
-    return HistoryRow(step=history.step.num, values={})
+    if history.HasField("step"):
+        return HistoryRow(step=history.step.num, values={})
+    # Old writers (0.10, some 0.19) left the step field out: the row's ``_step`` says it.
+    for item in history.item:
+        if item_name(item) == "_step":
+            try:
+                step = float(item.value_json)
+            except ValueError:
+                break
+            return HistoryRow(step=int(step) if math.isfinite(step) else 0, values={})
+    return HistoryRow(step=0, values={})
 
 
 def _stats(stats: Any) -> StatsRow:
@@ -264,6 +281,8 @@ def _metric(metric: Any) -> MetricDefinition:
         step_metric=metric.step_metric,
         hidden=metric.options.hidden,
         goal=_GOALS.get(metric.goal, ""),
+        summary=tuple(name for name in _SUMMARIES if getattr(metric.summary, name)),
+        step_sync=metric.options.step_sync,
     )
 
 

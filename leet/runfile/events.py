@@ -34,13 +34,15 @@ class RunInfo:
 class HistoryRow:
     """One ``run.log()`` step. ``values`` holds numbers only (NaN/inf kept); nested keys joined with '.'.
 
-    Strings, booleans, lists and media (objects with a ``_type``) are left out.
+    Strings, booleans, lists and media (objects with a ``_type``) are left out of
+    ``values``; media are named in ``media``.
     """
 
     step: int
     values: Mapping[str, float]
     timestamp: float | None = None  # the row's _timestamp
     runtime: float | None = None  # the row's _runtime
+    media: tuple[tuple[str, str], ...] = ()  # (key, W&B media type) of the row's media: ("samples", "image-file")
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ class MetricDefinition:
     step_metric: str = ""  # the x-axis key, "" for the default step
     hidden: bool = False
     goal: str = ""  # "minimize", "maximize" or ""
+    summary: tuple[str, ...] = ()  # what the summary keeps of it: "min", "max", "mean", "last", "best", "first", "none"
+    step_sync: bool = False  # rows without the step metric take its latest value
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,7 @@ class Frame:
     rows: int = 0  # history rows in ``columns``
     last_step: int | None = None
     keys: list[str] = field(default_factory=list)  # history keys in ``columns``
+    media: dict[str, str] = field(default_factory=dict)  # media in the batch's history rows: key → W&B type
     folded: int = 0  # summary records merged into others' events
     lost_bytes: int = 0  # damage found in the batch
     lost_records: int = 0
@@ -150,7 +151,7 @@ class Frame:
 
 _HEAD = struct.Struct("<cQ")
 _BATCH_FRAME, _END_FRAME = b"B", b"E"
-_FIELDS = ("first", "resume_at", "last_num", "rows", "last_step", "keys", "folded", "lost_bytes", "lost_records")
+_FIELDS = ("first", "resume_at", "last_num", "rows", "last_step", "keys", "media", "folded", "lost_bytes", "lost_records")
 
 
 def encode_frame(frame: Frame) -> bytes:
@@ -184,6 +185,7 @@ def _decode_frame(body: bytes) -> Frame:
     if 16 * sum(sizes) + pickled_size != len(data) or min(sizes, default=0) < 0:
         raise ValueError("a frame whose sizes do not add up")
     frame = Frame(**{name: head[name] for name in _FIELDS})
+    frame.media = {str(key): str(kind) for key, kind in dict(frame.media).items()}
     at = 0
     for (key, _), count in zip(head["columns"], sizes):
         steps, values = array("d"), array("d")
@@ -251,6 +253,8 @@ def _frame_of(items: list[Decoded], stream: EventStream) -> Frame:
         if type(event) is HistoryRow:
             columns.add(float(event.step), event.values)
             keys.update(event.values)
+            if event.media:
+                frame.media.update(event.media)
             frame.rows += 1
             frame.last_step = event.step if frame.last_step is None else max(frame.last_step, event.step)
         else:

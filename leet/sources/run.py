@@ -15,8 +15,8 @@ import threading
 import time
 from typing import Any, Callable, Mapping
 
-from leet.model.keys import join_label, split_label, system_key
-from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState
+from leet.model.keys import axis_key, join_label, split_label, system_key
+from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState, Segment
 from leet.model.store import Store
 from leet.runfile.events import HistoryRow, StatsRow
 from leet.runfile.locate import find_run_file
@@ -65,24 +65,24 @@ class RunSource(Tailer):
         monotonic: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         key: str | None = None,
-        history: bool = True,
         default_label: str | None = None,
+        history_label: str | None = None,
     ) -> None:
         super().__init__()
         self.path = find_run_file(path)
         self._key = key  # a fixed store namespace (the workspace keys runs by directory)
-        # A shared run's secondary writers: their history and summary are the primary's to tell.
-        self.history = history
         # System keys without a node label get this one, so writers never overwrite each other.
         self.default_label = default_label
+        # A shared run's other writers: their history goes to the store under their label.
+        self.history_label = history_label
+        self.segments: tuple = ()  # the layout's segments of this run's id, when it has several
         self.label: str | None = None  # the writer's node label, from its first labelled system key
         self.store = store
         self.poll_interval = poll_interval
         self.crash_after = crash_after
         self._monotonic = monotonic
         # Only the latest summary is shown: a poll's summary records arrive as one event.
-        skip = () if history else ("history", "summary")
-        self._reader = EventReader(self.path, skip=skip, fold_summary=True)
+        self._reader = EventReader(self.path, fold_summary=True)
         self._lock = threading.Lock()
         self.model = RunModel()
         self._read_error = ""
@@ -95,7 +95,7 @@ class RunSource(Tailer):
         self._resume_num: int | None = None
         self._waiting_since = 0.0
         self._child_lost = (0, 0)  # damage (records, bytes) found in the child's part
-        self._split_pending = history  # a child may still be started, once the first charts are out
+        self._split_pending = True  # a child may still be started, once the first charts are out
         self._size_at_start = 0
         self._first_step_at = 0.0
         match = _RUN_FILE.search(self.path.name)
@@ -196,7 +196,7 @@ class RunSource(Tailer):
             apply(event)
         columns = history.finish()
         if columns:
-            self.store.extend_many(self.run_key, columns, labelled=False)
+            self._store_history(columns)
         if system:
             self.store.extend_many(self.system_key, system)
 
@@ -290,9 +290,23 @@ class RunSource(Tailer):
             if frame.last_step is not None:
                 model.last_step = frame.last_step if model.last_step is None else max(model.last_step, frame.last_step)
             model.history_keys.update(frame.keys)
+            model.media_keys.update(frame.media)
             self._child_lost = (self._child_lost[0] + frame.lost_records, self._child_lost[1] + frame.lost_bytes)
         if columns:
-            self.store.extend_many(self.run_key, columns, labelled=False)
+            self._store_history(columns)
+
+    def _store_history(self, columns: Mapping[str, tuple[Any, Any]]) -> None:
+        """History by step under the run's key; metrics with a ``define_metric`` axis also by that axis."""
+        self._extend(self.run_key, columns)
+        for axis, points in self.model.axes.route(columns).items():
+            self._extend(axis_key(self.run_key, axis), points)
+
+    def _extend(self, run: str, columns: Mapping[str, tuple[Any, Any]]) -> None:
+        label = self.history_label
+        if label is None:
+            self.store.extend_many(run, columns, labelled=False)
+        else:
+            self.store.extend_many(run, {join_label(key, label): column for key, column in columns.items()})
 
     def _drop_child(self, resume: bool = True) -> bool:
         """Stop using the child; with ``resume``, read on from the end of the last batch taken from it."""
@@ -325,12 +339,15 @@ class RunSource(Tailer):
     def snapshot(self, console_lines: int = 2000) -> RunSnapshot:
         with self._lock:
             model = self.model
+            # Not "finished" before the whole file is in: the exit record may be read
+            # while a child still works on the part before it.
+            verdict = model.verdict(self._monotonic(), self.crash_after, self._file_size if self._size_known else None)
             return RunSnapshot.of(
                 model,
                 run_key=self.run_key,
-                # Not "finished" before the whole file is in: the exit record may be read
-                # while a child still works on the part before it.
-                state=model.state(self._monotonic(), self.crash_after) if model.loaded else RunState.LOADING,
+                state=verdict.state if model.loaded else RunState.LOADING,
+                reason=verdict.reason,
+                segments=tuple(Segment(head.file, head.info.start_time if head.info else None, head.file == self.path) for head in self.segments),
                 file_size=self._file_size,
                 run_id=model.info.run_id if model.info is not None and model.info.run_id else self._file_run_id,
                 console_lines=console_lines,

@@ -2,10 +2,11 @@
 
 In W&B shared mode each process (node, rank) writes its own run directory
 with the same run id; the file inside is named ``run-<id>.wandb`` in every one
-of them. History and summary come from the primary writer (the one that
-wrote an environment record); system metrics and console output come from
-every writer, tagged with its node label (the ``/l:LABEL`` suffix its system
-keys carry).
+of them. Which directories are writers of one run is decided in
+``layout.py``. History, system metrics and console output come from every
+writer, tagged with its node label (the ``/l:LABEL`` suffix its system keys
+carry); the summary is every writer's, the primary's (the one that wrote an
+environment record) winning where two set one key.
 """
 
 from __future__ import annotations
@@ -15,115 +16,64 @@ import os
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
-from leet.model.keys import label_of_keys, natural_key
+from leet.model.keys import join_label, natural_key
 from leet.model.run import CRASH_AFTER, ConsoleLine, RunSnapshot, RunState, WriterStatus
 from leet.model.store import Store
-from leet.runfile.bulk import peek
-from leet.runfile.events import Environment, RunInfo, StatsRow
-from leet.runfile.locate import find_run_file
-from leet.runfile.reader import RunFileError, read_records
-from leet.runfile.records import decode
+from leet.runfile.locate import RunNotFound, find_run_file
+from leet.sources.layout import (  # noqa: F401 - re-exported: where these lived before layout.py
+    RunLayout,
+    WriterHead,
+    head_of,
+    order_writers,
+    read_head,
+    resolve,
+    sibling_files,
+)
 from leet.sources.run import RunSource
 from leet.sources.tailer import Tailer
 
-HEAD_BYTES = 16 * 1024  # the run and environment records come first: a few KiB in
-RESCAN_SECONDS = 2.0
-_NOT_IN_HEAD = frozenset({"history", "summary"})  # the bulk of a head, and nothing it is read for  # how often to look for writers that started after we opened the run
-
-
-@dataclass(frozen=True)
-class WriterHead:
-    """What the first records of one writer's file say."""
-
-    file: Path
-    info: RunInfo | None = None
-    primary: bool = False  # it wrote an environment record: only the primary does
-    label: str | None = None  # from its first labelled system key, if the head holds one
-
-    @property
-    def start_time(self) -> float:
-        return self.info.start_time if self.info is not None and self.info.start_time else float("inf")
-
-
-def read_head(file: Path, max_bytes: int = HEAD_BYTES) -> WriterHead:
-    """Identity, primary-ness and label from the head of ``file`` (damage there costs only what it hides)."""
-    try:
-        records = read_records(file, 0, max_bytes).records
-    except (OSError, RunFileError):
-        return WriterHead(file)
-    return head_of(file, records)
-
-
-def head_of(file: Path, records: Iterable[tuple[int, bytes]]) -> WriterHead:
-    """What these first records of ``file`` say; history and summary records are passed over unparsed."""
-    info = None
-    primary = False
-    label = None
-    for _offset, payload in records:
-        peeked = peek(payload)
-        if peeked is not None and peeked[1] in _NOT_IN_HEAD:
-            continue
-        event = decode(payload)
-        if isinstance(event, RunInfo) and info is None:
-            info = event
-        elif isinstance(event, Environment):
-            primary = True
-        elif isinstance(event, StatsRow) and label is None:
-            label = label_of_keys(event.values)
-        if info is not None and primary and label is not None:
-            break
-    return WriterHead(file, info, primary, label)
-
-
-def sibling_files(file: Path) -> list[Path]:
-    """Every writer's file of the run that ``file`` belongs to: same file name, sibling run directories."""
-    run_dir = file.parent
-    root = run_dir.parent
-    found = {file}
-    try:
-        children = list(os.scandir(root))
-    except OSError:
-        return [file]
-    for child in children:
-        if child.name == "latest-run" or child.path == str(run_dir) or not child.is_dir(follow_symlinks=False):
-            continue
-        candidate = Path(child.path) / file.name
-        if candidate.is_file():
-            found.add(candidate)
-    return sorted(found)
-
-
-def order_writers(heads: Sequence[WriterHead]) -> list[WriterHead]:
-    """The primary first, then by start time and directory; resumed segments of the run are left out."""
-    writers = [head for head in heads if head.info is None or not head.info.resumed] or list(heads)
-    by_start = sorted(writers, key=lambda head: (head.start_time, str(head.file)))
-    primary = next((head for head in by_start if head.primary), by_start[0])
-    return [primary] + [head for head in by_start if head is not primary]
+RESCAN_SECONDS = 2.0  # how often to look for writers that started after we opened the run
 
 
 def writer_files(path: str | os.PathLike[str]) -> list[Path]:
-    """The files to open for ``path``: all writers of its run, primary first (one file for an ordinary run).
+    """The files to open for ``path``: all writers of its run, primary first (one file for an ordinary run)."""
+    return list(_run_layout(path).files)
 
-    ``wandb/latest-run`` (the link W&B makes, the path people type most) is
-    its target: the run directory it names is not a second writer.
-    """
-    file = find_run_file(path).resolve()
-    siblings = sibling_files(file)
-    if len(siblings) == 1:
-        return siblings
-    return [head.file for head in order_writers([read_head(f) for f in siblings])]
+
+def _run_layout(path: str | os.PathLike[str]) -> RunLayout:
+    layout = resolve(path)
+    if layout.kind == "workspace":
+        raise RunNotFound(f"{path} is a folder of runs, not one run")
+    return layout
 
 
 def open_run(path_or_files: str | os.PathLike[str] | Sequence[Path], store: Store, **options) -> "RunSource | SharedRunSource":
-    """A ``RunSource`` for an ordinary run, a ``SharedRunSource`` when the run has several writers."""
-    files = writer_files(path_or_files) if isinstance(path_or_files, (str, os.PathLike)) else list(path_or_files)
+    """A ``RunSource`` for an ordinary run, a ``SharedRunSource`` when the run has several writers.
+
+    Given a path, the run is what ``layout.resolve`` says it is: the file
+    named, with its segments, or every writer of its shared run.
+    """
+    if isinstance(path_or_files, (str, os.PathLike)):
+        return open_layout(_run_layout(path_or_files), store, **options)
+    files = list(path_or_files)
     if len(files) == 1:
         return RunSource(files[0], store, **options)
     return SharedRunSource(files, store, **options)
+
+
+def open_layout(layout: RunLayout, store: Store, **options) -> "RunSource | SharedRunSource":
+    """The source for a run ``layout.resolve`` described (not a workspace)."""
+    if layout.kind == "workspace":
+        raise RunNotFound(f"{layout.path} is a folder of runs, not one run")
+    if layout.kind == "shared":
+        return SharedRunSource(layout.files, store, opened=layout.file, labels=[head.label for head in layout.writers], **options)
+    source = RunSource(layout.files[0], store, **options)
+    source.segments = layout.segments
+    return source
 
 
 def merge_console(parts: Sequence[Sequence[ConsoleLine]], count: int, labels: Sequence[str | None] = ()) -> tuple[ConsoleLine, ...]:
@@ -146,8 +96,11 @@ class SharedRunSource(Tailer):
     """All writers of one run into one store; the same surface as ``RunSource``.
 
     ``files`` lists the writers' run files, the primary's first (see
-    ``writer_files``). One worker thread reads every writer in turn; history
-    lands under ``run_key``, every writer's system metrics under ``system_key``.
+    ``layout.resolve``). One worker thread reads every writer in turn. History
+    lands under ``run_key``: the primary's as it is, each other writer's under
+    its node label (``loss/l:rank1``), so a key logged by several writers keeps
+    a series per writer, merged by step as W&B merges them. Every writer's
+    system metrics land under ``system_key``.
     """
 
     thread_name = "leet-shared-run"
@@ -158,6 +111,8 @@ class SharedRunSource(Tailer):
         store: Store,
         *,
         key: str | None = None,
+        opened: str | os.PathLike[str] | None = None,
+        labels: Sequence[str | None] = (),
         poll_interval: float = 0.1,
         crash_after: float = CRASH_AFTER,
         monotonic: Callable[[], float] = time.monotonic,
@@ -175,15 +130,17 @@ class SharedRunSource(Tailer):
         self._wall = wall
         primary = find_run_file(files[0])
         self.path = primary
+        self.opened = Path(opened) if opened is not None else primary  # the writer the user named
         self._key = key or _run_id_of(primary)
         self._lock = threading.Lock()
         self.writers: list[RunSource] = []
-        for file in files:
-            self._add_writer(Path(file))
+        for index, file in enumerate(files):
+            self._add_writer(Path(file), labels[index] if index < len(labels) else None)
         self._scanned_at = monotonic()
 
-    def _add_writer(self, file: Path) -> None:
+    def _add_writer(self, file: Path, label: str | None = None) -> None:
         index = len(self.writers)
+        default = None if index == 0 else f"writer{index}"
         writer = RunSource(
             file,
             self.store,
@@ -192,8 +149,8 @@ class SharedRunSource(Tailer):
             crash_after=self.crash_after,
             monotonic=self._monotonic,
             wall=self._wall,
-            history=index == 0,
-            default_label=None if index == 0 else f"writer{index}",
+            default_label=default,
+            history_label=None if index == 0 else (label or default),
         )
         with self._lock:
             self.writers.append(writer)
@@ -242,14 +199,12 @@ class SharedRunSource(Tailer):
     def find_new_writers(self) -> bool:
         """Writers that started after the run was opened (a node joining late)."""
         known = {writer.path for writer in self._writers()}
-        new = [file for file in sibling_files(self.path) if file not in known]
-        heads = [read_head(file) for file in new]
+        new = [read_head(file) for file in sibling_files(self.path) if file not in known]
         added = False
-        for head in heads:
-            if head.info is not None and head.info.resumed:
-                continue
-            self._add_writer(head.file)
-            added = True
+        for head in new:
+            if head.shared and not head.resumed:
+                self._add_writer(head.file, head.label)
+                added = True
         return added
 
     def loaded(self) -> bool:
@@ -271,12 +226,26 @@ class SharedRunSource(Tailer):
         primary = snaps[0]
         loading = any(snap.state is RunState.LOADING and not snap.stopped for snap in snaps)
         statuses = tuple(
-            WriterStatus(label=label or "", state=snap.state, primary=i == 0, file=writer.path, exit_code=snap.exit_code, records=snap.records)
+            WriterStatus(
+                label=label or "", state=snap.state, primary=i == 0, file=writer.path, exit_code=snap.exit_code,
+                records=snap.records, last_step=snap.last_step, opened=writer.path == self.opened,
+            )
             for i, (writer, snap, label) in enumerate(zip(writers, snaps, labels))
         )
+        summary: dict = {}
+        for snap in snaps[1:]:
+            summary.update(snap.summary)
+        summary.update(primary.summary)  # the primary's word wins where two writers set one key
+        steps = [snap.last_step for snap in snaps if snap.last_step is not None]
         return replace(
             primary,
+            axes={key: axis for snap in reversed(snaps) for key, axis in snap.axes.items()},
+            hidden=frozenset().union(*(snap.hidden for snap in snaps)),
+            goals={name: goal for snap in reversed(snaps) for name, goal in snap.goals.items()},
             state=RunState.LOADING if loading else primary.state,
+            summary=summary,
+            history_keys=_history_keys(snaps, [writer.history_label for writer in writers]),
+            last_step=max(steps) if steps else None,
             console=merge_console([snap.console for snap in snaps], console_lines, labels),
             records=sum(snap.records for snap in snaps),
             bytes_read=sum(snap.bytes_read for snap in snaps),
@@ -293,6 +262,14 @@ class SharedRunSource(Tailer):
         self.stop()
         for writer in self._writers():
             writer.close()
+
+
+def _history_keys(snaps: Sequence[RunSnapshot], labels: Sequence[str | None]) -> tuple[str, ...]:
+    """Every writer's history keys, as the store holds them: the primary's bare, the others' labelled."""
+    keys = set(snaps[0].history_keys)
+    for snap, label in zip(snaps[1:], labels[1:]):
+        keys.update(join_label(key, label) for key in snap.history_keys)
+    return tuple(sorted(keys))
 
 
 def _run_id_of(file: Path) -> str:

@@ -19,14 +19,16 @@ from typing import Callable, Iterable
 
 from leet.model.keys import label_of_keys, natural_key, system_key
 from leet.model.run import CRASH_AFTER, RunState
+from leet.model.state import judge
 from leet.model.store import Store
 from leet.runfile.events import RunExit, StatsRow
 from leet.runfile.locate import RunNotFound
 from leet.runfile.reader import BLOCK_SIZE, RunFileError, read_records
 from leet.runfile.records import decode
 from leet.sources.base import Listeners
+from leet.sources.layout import head_of, is_workspace, run_files, workspace_root  # noqa: F401 - re-exported
 from leet.sources.run import RunSource
-from leet.sources.shared import SharedRunSource, head_of
+from leet.sources.shared import SharedRunSource
 
 RESCAN_SECONDS = 2.0
 HEAD_BYTES = 64 * 1024  # the run record is the second record of the file
@@ -56,6 +58,9 @@ class RunEntry:
     labels: tuple[str, ...] = ()
     primary: bool = False  # this file holds an environment record: only a shared run's primary writes one
     resumed: bool = False
+    shared: bool = False  # a shared-mode writer (see layout.py): merged with the other writers of its run
+    segment: tuple[int, int] | None = None  # (n, of) when its id was written in several goes
+    reason: str = ""  # why the state is what it is
 
     @property
     def title(self) -> str:
@@ -70,36 +75,6 @@ class RunEntry:
         return self.state is RunState.RUNNING
 
 
-def workspace_root(path: str | os.PathLike[str]) -> Path:
-    """The folder holding run directories: ``path`` itself, or its ``wandb``/``.wandb`` child."""
-    path = Path(path)
-    for child in ("wandb", ".wandb"):
-        if (path / child).is_dir() and not any(path.glob("run-*.wandb")):
-            return path / child
-    return path
-
-
-def run_files(root: Path) -> list[tuple[str, Path]]:
-    """(directory name, run file) for every run directory directly under ``root``."""
-    found = []
-    try:
-        children = sorted(os.scandir(root), key=lambda entry: entry.name)
-    except OSError:
-        return []
-    for child in children:
-        if child.name == "latest-run" or not child.is_dir(follow_symlinks=False):
-            continue
-        files = sorted(Path(child.path).glob("run-*.wandb"))
-        if files:
-            found.append((child.name, files[0]))
-    return found
-
-
-def is_workspace(path: str | os.PathLike[str]) -> bool:
-    root = workspace_root(path)
-    return root.is_dir() and bool(run_files(root))
-
-
 def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) -> RunEntry:
     """What the head and tail of a run file say: identity, start, and whether it ended."""
     entry = RunEntry(key=key, directory=file.parent, file=file)
@@ -109,17 +84,18 @@ def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) ->
         tail_start = max(0, stat.st_size - TAIL_BYTES) // BLOCK_SIZE * BLOCK_SIZE
         tail = read_records(file, tail_start) if stat.st_size > HEAD_BYTES else head
     except (OSError, RunFileError) as error:
-        return replace(entry, state=RunState.CRASHED, error=str(error))
+        return replace(entry, state=RunState.UNKNOWN, error=str(error), reason=str(error))
     facts = head_of(file, head.records)
     info = facts.info
     ended = _last(tail.records, RunExit)
     label = facts.label or _label(tail.records[-64:])
-    if ended is not None:
-        state = RunState.FINISHED if ended.exit_code == 0 else RunState.FAILED
-    elif now - stat.st_mtime > crash_after:
-        state = RunState.CRASHED
-    else:
-        state = RunState.RUNNING
+    verdict = judge(
+        exit_code=ended.exit_code if ended is not None else None,
+        last_write_age=now - stat.st_mtime,
+        crash_after=crash_after,
+        size=stat.st_size,
+        has_run_record=info is not None or bool(head.records),
+    )
     return replace(
         entry,
         run_id=info.run_id if info else "",
@@ -128,14 +104,16 @@ def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) ->
         group=info.group if info else "",
         job_type=info.job_type if info else "",
         start_time=info.start_time if info else None,
-        state=state,
-        exit_code=ended.exit_code if ended else None,
+        state=verdict.state,
+        reason=verdict.reason,
+        exit_code=verdict.exit_code,
         size=stat.st_size,
         mtime=stat.st_mtime,
         files=(file,),
         labels=(label,) if label else (),
         primary=facts.primary,
         resumed=bool(info and info.resumed),
+        shared=facts.shared or label is not None,
     )
 
 
@@ -153,20 +131,30 @@ def _label(records: Iterable[tuple[int, bytes]]) -> str | None:
 def group_writers(entries: Iterable[RunEntry]) -> list[RunEntry]:
     """One entry per run: the directories of a shared run's writers (same run file name) merge.
 
-    The merged entry is keyed by the first directory name (they carry start
-    times, so it stays put while writers join) and takes the primary's
-    identity and state; a resumed segment of a run is never merged.
+    As in ``layout.py``, only writers that say they are shared-mode writers
+    merge. The merged entry is keyed by the first directory name (they carry
+    start times, so it stays put while writers join) and takes the primary's
+    identity and state. Other directories of one id are segments of it
+    (resumed, or the id used again): each keeps its own row, numbered.
     """
     groups: dict[str, list[RunEntry]] = {}
-    alone: list[RunEntry] = []
+    segments: dict[str, list[RunEntry]] = {}
+    merged: list[RunEntry] = []
     for entry in entries:
-        if entry.resumed or entry.error:
-            alone.append(entry)
-        else:
+        if entry.error:
+            merged.append(entry)
+        elif entry.shared and not entry.resumed:
             groups.setdefault(entry.file.name, []).append(entry)
-    merged = list(alone)
+        else:
+            segments.setdefault(entry.file.name, []).append(entry)
     for members in groups.values():
         merged.append(members[0] if len(members) == 1 else _merge_writers(members))
+    for members in segments.values():
+        if len(members) == 1:
+            merged.append(members[0])
+            continue
+        ordered = sorted(members, key=lambda e: (e.start_time or float("inf"), e.key))
+        merged += [replace(entry, segment=(index + 1, len(ordered))) for index, entry in enumerate(ordered)]
     return merged
 
 
@@ -197,8 +185,17 @@ def _last(records: list[tuple[int, bytes]], kind: type):
 class WorkspaceSource(Listeners):
     """The runs of a folder, rescanned on a worker thread; selected runs load into one store."""
 
-    def __init__(self, path: str | os.PathLike[str], store: Store | None = None, *, rescan: float = RESCAN_SECONDS, wall: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        store: Store | None = None,
+        *,
+        rescan: float = RESCAN_SECONDS,
+        wall: Callable[[], float] = time.time,
+        crash_after: float = CRASH_AFTER,
+    ) -> None:
         super().__init__()
+        self.crash_after = crash_after
         self.root = workspace_root(path).resolve()
         self.store = store or Store()
         self.rescan = rescan
@@ -225,9 +222,9 @@ class WorkspaceSource(Listeners):
             except OSError:
                 continue
             unchanged = known is not None and known.size == stat.st_size and known.mtime == stat.st_mtime
-            if unchanged and known is not None and not (known.state is RunState.RUNNING and now - known.mtime > CRASH_AFTER):
+            if unchanged and known is not None and not (known.state is RunState.RUNNING and now - known.mtime > self.crash_after):
                 continue
-            entry = probe(key, file, now)
+            entry = probe(key, file, now, self.crash_after)
             with self._lock:
                 self._probes[key] = entry
             changed = True
@@ -268,9 +265,9 @@ class WorkspaceSource(Listeners):
         source: RunSource | SharedRunSource
         try:
             if len(entry.files) > 1:
-                source = SharedRunSource(entry.files, self.store, key=key)
+                source = SharedRunSource(entry.files, self.store, key=key, crash_after=self.crash_after)
             else:
-                source = RunSource(entry.file, self.store, key=key)
+                source = RunSource(entry.file, self.store, key=key, crash_after=self.crash_after)
         except RunNotFound:  # deleted since the last scan: the next one drops it
             return None
         source.on_change(self._notify)

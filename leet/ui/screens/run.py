@@ -15,6 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
 from leet.model.catalog import ChartSpec, group
+from leet.model.keys import axis_key
 from leet.model.node_filter import LabelFilter
 from leet.model.run import RunSnapshot, RunState
 from leet.sources.base import RunView
@@ -25,6 +26,7 @@ from leet.ui.views.run import (
     console_lines,
     header_parts,
     metric_specs,
+    no_charts_text,
     overview_lines,
     time_range,
 )
@@ -60,7 +62,7 @@ class RunScreen(GridActions, Screen[None]):
         self._modes: dict[str, str] = {}
         self._metric_specs: dict[str, ChartSpec] = {}
         self._system_specs: dict[str, ChartSpec] = {}
-        self._metric_specs_for: tuple[tuple[str, ...], str] | None = None
+        self._metric_specs_for: tuple | None = None
         self._snapshot: RunSnapshot | None = None
 
     def compose(self) -> ComposeResult:
@@ -97,10 +99,10 @@ class RunScreen(GridActions, Screen[None]):
     def _draw_metrics(self, snapshot: RunSnapshot) -> None:
         grid = self._grid("metrics")
         # Grouping thousands of keys costs tens of milliseconds: only when the keys or the filter change.
-        wanted = (snapshot.history_keys, self.filters["metrics"])
+        wanted = (snapshot.history_keys, self.filters["metrics"], snapshot.axes, snapshot.hidden)
         if wanted != self._metric_specs_for:
             self._metric_specs_for = wanted
-            specs = metric_specs(*wanted)
+            specs = metric_specs(*wanted, labelled=bool(snapshot.writers))
             self._metric_specs = {spec.chart: spec for spec in specs}
             grid.set_charts([spec.chart for spec in specs])
         if not grid.display:
@@ -127,12 +129,20 @@ class RunScreen(GridActions, Screen[None]):
 
     def _draw_grid(self, grid: ChartGrid, specs: dict[str, ChartSpec], run: str, x_range: tuple[float, float], x_kind: str) -> None:
         visible = grid.visible_charts()
-        wanted = [key for chart_id, _ in visible for key in series_keys(specs[chart_id], run)]
-        snapshots = self.source.store.snapshot(wanted)
+        # A chart with a define_metric axis reads its own store namespace, and gets that axis's range.
+        runs = {chart_id: axis_key(run, specs[chart_id].x_axis) if specs[chart_id].x_axis else run for chart_id, _ in visible}
+        wanted = [key for chart_id, _ in visible for key in series_keys(specs[chart_id], runs[chart_id])]
+        store = self.source.store
+        snapshots = store.snapshot(wanted)
+        ranges: dict[str, tuple[float, float]] = {run: x_range}
         for chart_id, widget in visible:
             spec = specs[chart_id]
+            where = runs[chart_id]
+            if where not in ranges:
+                span = store.time_span(where)
+                ranges[where] = step_range(min(0.0, span[0]), span[1]) if span else (0.0, 1.0)
             mode = self._modes.get(f"{grid.id}:{chart_id}") or default_mode(spec)
-            widget.set_view(chart_view(spec, snapshots, run, x_range, mode, x_kind=x_kind))
+            widget.set_view(chart_view(spec, snapshots, where, ranges[where], mode, x_kind=x_kind))
 
     def _draw_text(self, snapshot: RunSnapshot) -> None:
         overview = self.query_one("#overview", TextPane)
@@ -147,22 +157,35 @@ class RunScreen(GridActions, Screen[None]):
         return f"filter: {self.filters[name]}" if self.filters[name] else ""
 
     def _draw_bars(self, snapshot: RunSnapshot) -> None:
-        left, right = header_parts(snapshot)
-        metrics = self._grid("metrics")
-        first, last, total = metrics.page_range()
-        charts = f" · metrics {first}-{last} of {total}" if total else " · no metrics yet"
-        notes = [f" · {name} filter: {clean(value)}" for name, value in self.filters.items() if value]
+        extra: list[tuple[str, str]] = []
         if self.labels.active:
             # On the right, which a narrow terminal never cuts: the node filter must stay in view.
             missing = self.labels.unmatched(snapshot.labels) if snapshot.state is not RunState.LOADING else []
             note = clean(self.labels.describe(snapshot.labels)) + (" · no node " + clean(",".join(missing)) if missing else "")
-            right = [(f" {note} ·", "warn")] + right
+            extra = [(f" {note} ·", "warn")]
+        # The run's name gives way before its state and step (the header spans the screen).
+        width = self.size.width - sum(len(text) for text, _ in extra) if self.size.width else None
+        left, right = header_parts(snapshot, width)
+        right = extra + right
+        metrics = self._grid("metrics")
+        first, last, total = metrics.page_range()
+        charts = f" · metrics {first}-{last} of {total}" if total else " · " + no_charts_text(snapshot)
+        notes = [f" · {name} filter: {clean(value)}" for name, value in self.filters.items() if value]
         self.query_one("#header", TextLine).set_content(left + [(charts, "muted")] + [(n, "warn") for n in notes], right)
         hints = []
         for key, what in HINTS + (SHARED_HINTS if snapshot.labels else ()):
             hints += [(f" {key}", "key"), (f" {what}", "muted")]
         failed = [(f" ⚠ {clean(snapshot.error)} ", "error")] if snapshot.error else []
         self.query_one("#status", TextLine).set_content(hints, failed)
+
+    def on_resize(self) -> None:
+        # The header fits the run's name to the width.
+        if self.is_mounted and self._snapshot is not None:
+            self.call_after_refresh(self._draw_bars_again)
+
+    def _draw_bars_again(self) -> None:
+        if self._snapshot is not None:
+            self._draw_bars(self._snapshot)
 
     def on_chart_grid_page_changed(self, event: ChartGrid.PageChanged) -> None:
         if self.is_mounted and self._snapshot is not None:

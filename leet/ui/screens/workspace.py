@@ -43,7 +43,11 @@ def run_row(entry: RunEntry, grouping: str = "flat", job_type: str = "") -> RunR
     # The column is 10 cells: "presumed crashed" would lose the word that matters.
     state = ("crashed?" if entry.state is RunState.CRASHED else entry.state.value) if entry.exit_code in (None, 0) else f"failed ({entry.exit_code})"
     started = dt.datetime.fromtimestamp(entry.start_time).strftime("%m-%d %H:%M") if entry.start_time else ""
-    detail = (entry.group if grouping == "flat" else "", "" if job_type else entry.job_type)
+    detail = (
+        f"segment {entry.segment[0]}/{entry.segment[1]}" if entry.segment else "",
+        entry.group if grouping == "flat" else "",
+        "" if job_type else entry.job_type,
+    )
     return RunRow(
         entry.key, entry.title, entry.run_id, state, STATE_STYLE[entry.state], started, entry.live,
         writers=entry.writers, labels=compact_labels(entry.labels), detail=tuple(part for part in detail if part),

@@ -6,15 +6,14 @@ Pure functions, like ``views.py`` for the live monitor.
 from __future__ import annotations
 
 import datetime as dt
-import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from leet.model.catalog import ChartSpec, MetricInfo
-from leet.model.keys import natural_key
+from leet.model.keys import natural_key, split_label
 from leet.model.run import RunSnapshot, RunState
 from leet.model.store import SeriesData, SeriesKey
-from leet.runfile.records import RawJSON, flatten, json_value
-from leet.ui.views.symon import format_uptime
+from leet.model.values import collapse_media, describe_value, format_duration, media_noun, plain
+from leet.runfile.records import flatten
 from widgets.chartframe import ChartView
 from widgets.matching import compile_filter
 from widgets.raster import SeriesView
@@ -29,6 +28,7 @@ STATE_STYLE = {
     RunState.FINISHED: "heading",
     RunState.FAILED: "error",
     RunState.CRASHED: "warn",
+    RunState.UNKNOWN: "muted",
 }
 
 ENVIRONMENT_FIELDS = (
@@ -50,26 +50,14 @@ def state_text(snapshot: RunSnapshot) -> str:
         return f"failed (exit {snapshot.exit_code})"
     if snapshot.state is RunState.FINISHED:
         return "finished"
+    if snapshot.state is RunState.LOADING and snapshot.stopped:
+        return "stopped"  # reading broke off: nothing more will load
     return snapshot.state.value
 
 
-def display_value(value: Any) -> str:
-    """A config or summary value as one short line of plain text."""
-    if isinstance(value, RawJSON):
-        try:
-            value = json_value(value)
-        except ValueError:
-            return str(value)
-    if isinstance(value, bool) or value is None:
-        return str(value).lower() if value is not None else "null"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return str(value)
-        return f"{value:.6g}"
-    if isinstance(value, (dict, list)):
-        text = repr(value)
-        return text if len(text) <= 200 else text[:199] + "…"
-    return str(value)
+def display_value(value: Any, key: str = "") -> str:
+    """A config or summary value as one short line of plain text (``values.describe_value``)."""
+    return describe_value(value, key)
 
 
 def _time(seconds: float | None) -> str:
@@ -102,10 +90,9 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
         ) if value]
         run_items.append(("Started", _time(info.start_time)))
         if info.start_time:
-            runtime = snapshot.summary.get("_runtime")
-            seconds = float(json_value(runtime)) if isinstance(runtime, RawJSON) else runtime
-            if isinstance(seconds, (int, float)):
-                run_items.append(("Runtime", format_uptime(seconds)))
+            seconds = plain(snapshot.summary.get("_runtime"))
+            if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
+                run_items.append(("Runtime", format_duration(seconds)))
     if snapshot.last_step is not None:
         run_items.append(("Step", f"{snapshot.last_step:,}"))
     if snapshot.lost_bytes or snapshot.lost_records:
@@ -115,16 +102,50 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
     section("Run", run_items)
     if snapshot.writers:
         section("Nodes", [(writer.label or "(no label)", writer_text(writer)) for writer in snapshot.writers])
+    if snapshot.segments:
+        section("Segments", segment_items(snapshot))
+    if snapshot.goals:
+        section("Goals", goal_items(snapshot))
     writers = merged_environments(snapshot.environments)
     for writer_id, fields in list(writers.items())[:16]:
         title = "Environment" + (f" · {writer_id}" if len(writers) > 1 and writer_id else "")
         section(title, [(label, display_value(fields[name])) for name, label in ENVIRONMENT_FIELDS if fields.get(name) not in (None, "", 0)])
     # Nested config shows one line per leaf (``model.depth``), as the W&B UI does.
     config = flatten(snapshot.config)
-    section("Config", sorted(((k, display_value(v)) for k, v in config.items()), key=lambda kv: natural_key(kv[0])))
-    summary = {k: v for k, v in snapshot.summary.items() if not k.startswith("_wandb")}
-    section("Summary", sorted(((k, display_value(v)) for k, v in summary.items()), key=lambda kv: natural_key(kv[0])))
+    section("Config", sorted(((k, display_value(v, k)) for k, v in config.items()), key=lambda kv: natural_key(kv[0])))
+    summary = collapse_media({k: v for k, v in snapshot.summary.items() if not k.startswith("_wandb")})
+    section("Summary", sorted(((k, display_value(v, k)) for k, v in summary.items()), key=lambda kv: natural_key(kv[0])))
     return lines
+
+
+def segment_items(snapshot: RunSnapshot) -> list[tuple[str, str]]:
+    """The run id's segments (resumed, or the id used again), oldest first: where each is and which is shown."""
+    items = []
+    for index, segment in enumerate(snapshot.segments):
+        when = "earlier" if index < _current_segment(snapshot) else "later" if not segment.current else "this one"
+        items.append((f"{index + 1} of {len(snapshot.segments)}", f"{when} · {_time(segment.start_time)} · {clean(segment.file.parent.name)}"))
+    return items
+
+
+def _current_segment(snapshot: RunSnapshot) -> int:
+    return next((index for index, segment in enumerate(snapshot.segments) if segment.current), len(snapshot.segments))
+
+
+def goal_items(snapshot: RunSnapshot) -> list[tuple[str, str]]:
+    """Each define_metric goal with the best value the summary holds for it."""
+    items = []
+    for name in sorted(snapshot.goals, key=natural_key):
+        goal = snapshot.goals[name]
+        best = _best(snapshot.summary, name, "min" if goal == "minimize" else "max")
+        items.append((clean(name), goal + (f" · best {display_value(best)}" if best is not None else "")))
+    return items
+
+
+def _best(summary: Mapping[str, Any], name: str, which: str) -> Any:
+    value = plain(summary.get(name))
+    if isinstance(value, dict):
+        return value.get(which, value.get("best"))
+    return plain(summary.get(f"{name}.{which}", summary.get(f"{name}.best")))
 
 
 def writer_text(writer: Any) -> str:
@@ -155,30 +176,68 @@ def console_lines(snapshot: RunSnapshot, pattern: str = "", labels: Any = None) 
     return lines
 
 
-def metric_specs(keys: Sequence[str], pattern: str = "") -> list[ChartSpec]:
-    """One chart per logged metric, in natural order; ``pattern`` filters by name."""
+def metric_specs(
+    keys: Sequence[str],
+    pattern: str = "",
+    axes: Mapping[str, str] | None = None,
+    hidden: Iterable[str] = (),
+    labelled: bool = False,
+) -> list[ChartSpec]:
+    """One chart per logged metric, in natural order; ``pattern`` filters by name.
+
+    ``axes`` gives a metric's ``define_metric`` x axis (its title says so),
+    and ``hidden`` metrics get no chart. With ``labelled`` (a shared run),
+    ``loss/l:rank1`` is writer rank1's ``loss``: one chart per metric, a
+    series per writer.
+    """
     matches = compile_filter(pattern)
-    specs = []
-    for key in sorted(keys, key=natural_key):
-        if pattern and not matches(key):
+    axes = axes or {}
+    hidden = set(hidden)
+    charts: dict[str, list[MetricInfo]] = {}
+    for key in keys:
+        if key in hidden:
+            continue
+        metric, label = split_label(key) if labelled else (key, None)
+        if pattern and not matches(metric):
             continue
         # Titles reach the terminal through plain Segments: metric names are untrusted text.
-        title = clean(key)
-        info = MetricInfo(key=key, label=None, family="Metrics", chart=key, title=title, unit="", scale=1.0, series="Default", percent=False, y_min=None, y_max=None)
-        specs.append(ChartSpec(chart=key, title=title, unit="", family="Metrics", percent=False, y_min=None, y_max=None, series=(info,)))
+        charts.setdefault(metric, []).append(
+            MetricInfo(key=metric, label=label, family="Metrics", chart=metric, title=clean(metric), unit="", scale=1.0, series="Default", percent=False, y_min=None, y_max=None)
+        )
+    specs = []
+    for metric in sorted(charts, key=natural_key):
+        axis = axes.get(metric, "")
+        title = clean(metric) + (f" · by {clean(axis)}" if axis else "")
+        series = tuple(sorted(charts[metric], key=lambda info: natural_key(info.label or "")))
+        specs.append(ChartSpec(chart=metric, title=title, unit="", family="Metrics", percent=False, y_min=None, y_max=None, series=series, x_axis=axis))
     return specs
 
 
-def header_parts(snapshot: RunSnapshot) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """The header bar's left and right runs; the run's own text is cleaned (it is untrusted)."""
+def header_parts(snapshot: RunSnapshot, width: int | None = None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The header bar's left and right runs; the run's own text is cleaned (it is untrusted).
+
+    With ``width`` (the bar's cells) the run's own words give way so that
+    state and step always fit: the group goes first, then the project, then
+    the name is cut with ``…`` (to 16 characters, then to its first). Text the
+    caller adds after the left runs is what a narrow bar cuts next.
+    """
     info = snapshot.info
     name = clean(info.display_name) if info and info.display_name else ""
     run_key = clean(snapshot.run_key)
     left = [(f" {name}", "heading"), (f" · {run_key}", "muted")] if name else [(f" {run_key}", "heading")]
+    # (index in left, fewest cells it keeps), in the order they give way; 0 cells: dropped.
+    shrink: list[tuple[int, int]] = []
     if info and info.project:
         left.append((f" · {clean(info.project)}", "muted"))
+        project = len(left) - 1
+    else:
+        project = -1
     if info and (info.group or info.job_type):
         left.append((" · " + " / ".join(clean(part) for part in (info.group, info.job_type) if part), "muted"))
+        shrink.append((len(left) - 1, 0))
+    if project >= 0:
+        shrink.append((project, 0))
+    shrink += [(0, 17), (1, 0), (0, 3)] if name else [(0, 13)]
     if snapshot.writers:
         left.append((f" · {len(snapshot.writers)} writers", "value"))
     left.append((f" · {state_text(snapshot)}", STATE_STYLE[snapshot.state]))
@@ -197,7 +256,51 @@ def header_parts(snapshot: RunSnapshot) -> tuple[list[tuple[str, str]], list[tup
         right.insert(0, (f"⚠ {clean(snapshot.error)} · ", "error"))
     # A gap between the sides when a narrow terminal cuts the left one short.
     right[0] = (" " + right[0][0], right[0][1])
+    if width is not None:
+        left = _give_way(left, shrink, width - sum(len(text) for text, _ in right))
     return left, right
+
+
+def _give_way(runs: list[tuple[str, str]], shrink: list[tuple[int, int]], room: int) -> list[tuple[str, str]]:
+    """``runs`` cut to ``room`` cells by shortening the runs ``shrink`` names, in its order, with ``…``."""
+    runs = list(runs)
+    over = sum(len(text) for text, _ in runs) - room
+    for index, least in shrink:
+        if over <= 0:
+            break
+        text, style = runs[index]
+        keep = max(least, len(text) - over)
+        if keep >= len(text):
+            continue
+        # A part that may go entirely goes rather than keep a stub (" · s…").
+        cut = text[: keep - 1] + "…" if keep >= (8 if least == 0 else 3) else ""
+        over -= len(text) - len(cut)
+        runs[index] = (cut, style)
+    return [run for run in runs if run[0]]
+
+
+def no_charts_text(snapshot: RunSnapshot) -> str:
+    """What the header says while the run has no metric charts: media-only runs name their media."""
+    if snapshot.media_keys and not snapshot.history_keys:
+        return "no charts: this run logged only media — " + media_text(snapshot.media_keys)
+    return "no metrics yet"
+
+
+_PLURAL_SAME = ("audio", "html", "images")
+
+
+def media_text(media_keys: Iterable[tuple[str, str]], per_kind: int = 3) -> str:
+    """Media keys by kind, ``tables: preds · histograms: grads, weights +2 more``; names cleaned."""
+    kinds: dict[str, list[str]] = {}
+    for key, kind in media_keys:
+        kinds.setdefault(media_noun(kind), []).append(clean(key))
+    parts = []
+    for noun, keys in sorted(kinds.items()):
+        plural = noun if noun.endswith(_PLURAL_SAME) or noun.endswith("s") else noun + "s"
+        shown = ", ".join(sorted(keys, key=natural_key)[:per_kind])
+        more = f" +{len(keys) - per_kind} more" if len(keys) > per_kind else ""
+        parts.append(f"{plural}: {shown}{more}")
+    return " · ".join(parts)
 
 
 def time_range(first: float | None, last: float | None) -> tuple[float, float]:
