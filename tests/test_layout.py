@@ -98,3 +98,13 @@ def test_a_secondary_alone_is_read_as_one_file_by_inspect(shared_secondary_histo
     assert run(parser.parse_args([str(rank1.wandb_path), "--summary", "--json"])) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["path"] == str(Path(rank1.wandb_path)) and report["last_step"] == 5 and report["state"] == "finished"
+
+
+def test_the_header_shows_the_runs_state_and_the_opened_writers(shared_secondary_history: SharedRun):
+    from leet.ui.views.run import header_parts
+
+    rank1 = next(w for w in shared_secondary_history.writers if w.label == "rank1")
+    snapshot = loaded(open_run(rank1.run_dir, Store(), rescan=0.0))
+    left, _ = header_parts(snapshot, width=120)
+    text = "".join(part for part, _ in left)
+    assert "2 writers · finished · rank1 finished · step 5" in text

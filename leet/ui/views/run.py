@@ -148,9 +148,13 @@ def _best(summary: Mapping[str, Any], name: str, which: str) -> Any:
     return plain(summary.get(f"{name}.{which}", summary.get(f"{name}.best")))
 
 
+def writer_state(writer: Any) -> str:
+    return f"failed (exit {writer.exit_code})" if writer.exit_code not in (None, 0) else writer.state.value
+
+
 def writer_text(writer: Any) -> str:
-    state = f"failed (exit {writer.exit_code})" if writer.exit_code not in (None, 0) else writer.state.value
-    role = "primary · " if writer.primary else ""
+    state = writer_state(writer)
+    role = "primary · " if writer.primary else "opened · " if writer.opened else ""
     return f"{role}{state} · {writer.records:,} records · {writer.file.parent.name}"
 
 
@@ -241,6 +245,9 @@ def header_parts(snapshot: RunSnapshot, width: int | None = None) -> tuple[list[
     if snapshot.writers:
         left.append((f" · {len(snapshot.writers)} writers", "value"))
     left.append((f" · {state_text(snapshot)}", STATE_STYLE[snapshot.state]))
+    opened = next((writer for writer in snapshot.writers if writer.opened and not writer.primary), None)
+    if opened is not None:  # the writer the user named, beside the run's state
+        left.append((f" · {clean(opened.label or 'this writer')} {writer_state(opened)}", STATE_STYLE[opened.state]))
     if snapshot.last_step is not None:
         left.append((f" · step {snapshot.last_step:,}", "value"))
     right: list[tuple[str, str]] = []
