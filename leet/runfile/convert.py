@@ -178,14 +178,31 @@ def _history_step(history: Any) -> HistoryRow:
     return HistoryRow(step=0, values={})
 
 
+# System keys as SDKs before 0.19 named them, and the keys that mean the same today.
+LEGACY_STATS = {"memory": "memory_percent", "disk": "disk./.usagePercent"}
+_SYSTEM_PREFIX = "system."
+
+
 def _stats(stats: Any) -> StatsRow:
     values: dict[str, float] = {}
     for item in stats.item:
+        key = item.key
         try:
-            values[item.key] = float(item.value_json)
+            values[key] = float(item.value_json)
         except ValueError:
-            pass
+            # SDKs up to 0.12 nested some stats: network = {"sent": …, "recv": …}.
+            if item.value_json[:1] == "{":
+                _numbers_in(json_value(item.value_json), key, values)
+    if any(key in LEGACY_STATS or key.startswith(_SYSTEM_PREFIX) for key in values):
+        values = {_todays_key(key): value for key, value in values.items()}
     return StatsRow(timestamp=_seconds(stats.timestamp), values=values)
+
+
+def _todays_key(key: str) -> str:
+    """An old writer's system key as today's writer names the same metric."""
+    key = key.removeprefix(_SYSTEM_PREFIX)
+    base, cut, label = key.partition("/l:")
+    return LEGACY_STATS.get(base, base) + cut + label
 
 
 def _updates(items: Iterable[Any]) -> dict[str, Any]:

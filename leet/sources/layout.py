@@ -9,7 +9,8 @@ hold one run id, and are one of two things:
 
 * the **writers of one shared-mode run**, when the writers say so: their
   system keys carry a node label (``cpu/l:rank1``), or their telemetry says
-  that ``x_label`` was set or shared mode was on;
+  that ``x_label`` was set or shared mode was on (a writer that also asked
+  to resume, as ranks started with one fixed id often do, is still a writer);
 * otherwise **segments** of one id written one after another (a run resumed
   with ``resume="allow"``, or an id used again): the file named is the run,
   and the others are its earlier and later segments, by start time.
@@ -122,7 +123,7 @@ def order_segments(heads: Sequence[WriterHead]) -> list[WriterHead]:
 
 def writers_of(named: WriterHead, heads: Sequence[WriterHead]) -> list[WriterHead]:
     """The writers of ``named``'s shared run among ``heads`` (files of its id), primary first."""
-    return order_writers([named] + [head for head in heads if head.file != named.file and head.shared and not head.resumed])
+    return order_writers([named] + [head for head in heads if head.file != named.file and head.shared])
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,7 @@ class RunLayout:
 def layout_of(file: Path, heads: Sequence[WriterHead]) -> RunLayout:
     """The run that ``file`` belongs to, given the heads of every file of its id (``file``'s among them)."""
     named = next((head for head in heads if head.file == file), None) or WriterHead(file)
-    if named.shared and not named.resumed:
+    if named.shared:
         writers = writers_of(named, heads)
         return RunLayout("shared" if len(writers) > 1 else "run", file, file=file, writers=tuple(writers))
     segments = order_segments([head for head in heads if head.file == file or not head.shared])

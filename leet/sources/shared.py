@@ -202,7 +202,7 @@ class SharedRunSource(Tailer):
         new = [read_head(file) for file in sibling_files(self.path) if file not in known]
         added = False
         for head in new:
-            if head.shared and not head.resumed:
+            if head.shared:
                 self._add_writer(head.file, head.label)
                 added = True
         return added

@@ -143,7 +143,7 @@ def group_writers(entries: Iterable[RunEntry]) -> list[RunEntry]:
     for entry in entries:
         if entry.error:
             merged.append(entry)
-        elif entry.shared and not entry.resumed:
+        elif entry.shared:
             groups.setdefault(entry.file.name, []).append(entry)
         else:
             segments.setdefault(entry.file.name, []).append(entry)
