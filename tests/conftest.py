@@ -65,3 +65,27 @@ def leet_terminal():
         except (AssertionError, RuntimeError):
             pass  # close() still ends it
         terminal.close()
+
+
+@pytest.fixture
+def children(monkeypatch):
+    """Every child the run sources start, to look at afterwards. Their batches are
+    small, so that even the small runs here come in several."""
+    from leet.sources import parallel as splitload
+    from leet.sources.parallel import ChildLoad
+
+    started: list[ChildLoad] = []
+    original = ChildLoad.start
+    real = splitload.child_command
+    monkeypatch.setattr(splitload, "child_command", lambda *args: [*real(*args), "40"])
+
+    def start(path, split_at, until):
+        child = original(path, split_at, until)
+        if child is not None:
+            started.append(child)
+        return child
+
+    monkeypatch.setattr(ChildLoad, "start", staticmethod(start))
+    yield started
+    for child in started:
+        child.stop()

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
+from loading import settled
 from wandb_runs import ResumedRun, SharedRun, make_resumed_run, make_shared_run
 
 from leet.model.run import RunState
@@ -27,16 +27,6 @@ def shared_secondary_history(tmp_path_factory: pytest.TempPathFactory) -> Shared
     return make_shared_run(tmp_path_factory.mktemp("shared-history"), writers=2, steps=6, history_by=("rank1",))
 
 
-def loaded(source, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        source.step()
-        snapshot = source.snapshot()
-        if snapshot.state is not RunState.LOADING:
-            return snapshot
-    raise AssertionError("the run did not load")
-
-
 def test_a_resumed_segment_is_its_own_run_with_its_segments_listed(resumed: ResumedRun):
     first, second = resumed.first.wandb_path.resolve(), resumed.second.wandb_path.resolve()
     layout = resolve(second.parent)
@@ -44,10 +34,10 @@ def test_a_resumed_segment_is_its_own_run_with_its_segments_listed(resumed: Resu
     assert [head.file for head in layout.segments] == [first, second] and layout.segment_index == 1
     source = open_run(second.parent, Store())
     assert isinstance(source, RunSource)
-    snapshot = loaded(source)
+    snapshot = settled(source)
     assert snapshot.state is RunState.FINISHED and snapshot.last_step == 2, "the file named, not the other segment"
     assert [(s.file, s.current) for s in snapshot.segments] == [(first, False), (second, True)]
-    earlier = loaded(open_run(first, Store()))
+    earlier = settled(open_run(first, Store()))
     assert earlier.state is RunState.FAILED and earlier.exit_code == 1 and earlier.last_step == 7
     assert not earlier.writers, "segments are not writers of a shared run"
 
@@ -76,7 +66,7 @@ def test_a_secondary_writers_history_is_charted_under_its_label(shared_secondary
     store = Store()
     source = open_run(rank1.run_dir, store, rescan=0.0)
     assert isinstance(source, SharedRunSource)
-    snapshot = loaded(source)
+    snapshot = settled(source)
     assert "loss/l:rank1" in snapshot.history_keys
     assert snapshot.last_step == 5
     points = store.snapshot([SeriesKey(source.run_key, "loss", "rank1")])
@@ -104,7 +94,7 @@ def test_the_header_shows_the_runs_state_and_the_opened_writers(shared_secondary
     from leet.ui.views.run import header_parts
 
     rank1 = next(w for w in shared_secondary_history.writers if w.label == "rank1")
-    snapshot = loaded(open_run(rank1.run_dir, Store(), rescan=0.0))
+    snapshot = settled(open_run(rank1.run_dir, Store(), rescan=0.0))
     left, _ = header_parts(snapshot, width=120)
     text = "".join(part for part, _ in left)
     assert "2 writers · finished · rank1 finished · step 5" in text

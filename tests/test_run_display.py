@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import pytest
+from loading import load
 from wandb_runs import MEDIA_LOGGED, MediaRun, make_media_run
 
 from collectors.fake import DEFAULT_START
@@ -14,9 +14,8 @@ from leet.model.run import RunModel, RunSnapshot, RunState
 from leet.model.store import Store
 from leet.runfile.events import HistoryRow, RunInfo
 from leet.runfile.reader import BLOCK_SIZE
-from leet.sources import parallel as splitload
 from leet.sources import run as runsource
-from leet.sources.parallel import ChildLoad, Frame, decode_frame, encode_frame, read_part
+from leet.sources.parallel import Frame, decode_frame, encode_frame, read_part
 from leet.sources.run import RunSource
 from leet.testing.demo import DEMO_RUN_FILE_BYTES, DemoRunSource, demo_run_events
 from leet.ui.app import LeetApp
@@ -25,7 +24,6 @@ from leet.ui.views.run import header_parts, media_text, no_charts_text
 from widgets.textline import join_line
 
 LONG_NAME = "llama-3.1-70b-instruct-sft-lora-r64-alpha128-lr2e-5-cosine-warmup500-bs512-seq8192-packing-dpo-beta0.1v3"
-TIMEOUT = 30.0
 
 
 def test_the_long_name_is_104_characters() -> None:
@@ -132,19 +130,8 @@ def media_run(wandb_runs_root) -> MediaRun:
     return make_media_run(wandb_runs_root / "media")
 
 
-def loaded(path, **attributes) -> RunSource:
-    source = RunSource(path, Store())
-    for name, value in attributes.items():
-        setattr(source, name, value)
-    deadline = time.monotonic() + TIMEOUT
-    while not source.model.loaded:
-        source.step()
-        assert time.monotonic() < deadline, f"{path} never finished loading"
-    return source
-
-
 def test_a_media_only_run_knows_its_media_and_has_no_metrics(media_run) -> None:
-    source = loaded(media_run.run_dir)
+    source = load(media_run.run_dir)
     snapshot = source.snapshot()
     source.close()
     assert snapshot.state is RunState.FINISHED
@@ -154,28 +141,15 @@ def test_a_media_only_run_knows_its_media_and_has_no_metrics(media_run) -> None:
     assert no_charts_text(snapshot) == "no charts: this run logged only media — histograms: grads · html: report · tables: preds"
 
 
-def test_media_keys_come_through_a_split_load(media_run, monkeypatch) -> None:
+def test_media_keys_come_through_a_split_load(media_run, monkeypatch, children) -> None:
     """Big files are read by a child process too: its batches carry the media keys."""
     assert media_run.wandb_path.stat().st_size > 32768  # more than one block, so there is a part to split off
     monkeypatch.setattr(runsource, "FIRST_BATCH", 20)
     monkeypatch.setattr(runsource, "SPLIT_DELAY", 0.0)
-    real = splitload.child_command
-    monkeypatch.setattr(splitload, "child_command", lambda *args: [*real(*args), "40"])
-    started: list[ChildLoad] = []
-    original = ChildLoad.start
-
-    def start(path, split_at, until):
-        child = original(path, split_at, until)
-        if child is not None:
-            started.append(child)
-        return child
-
-    monkeypatch.setattr(ChildLoad, "start", staticmethod(start))
-    source = loaded(media_run.run_dir, split_load_bytes=0)
+    source = load(media_run.run_dir, split_load_bytes=0)
     snapshot = source.snapshot()
     source.close()
-    for child in started:
-        child.stop()
+    started = children
     assert started and started[0].error == ""
     assert dict(snapshot.media_keys) == MEDIA_LOGGED
 
@@ -202,7 +176,7 @@ def test_a_frame_carries_its_media() -> None:
 
 
 async def test_the_run_screen_lists_the_media_of_a_media_only_run(media_run) -> None:
-    source = loaded(media_run.run_dir)
+    source = load(media_run.run_dir)
     app = LeetApp(source, Config(theme="textual-dark"), live=False, screen=lambda: RunScreen(source))
     async with app.run_test(size=(200, 40)) as pilot:
         await pilot.pause()

@@ -14,6 +14,7 @@ import sys
 import time
 
 import pytest
+from loading import load
 from wandb_runs import make_corrupted_copy
 
 from leet.model.run import RunState
@@ -24,7 +25,6 @@ from leet.runfile.records import Decoded, RawJSON
 from leet.sources import parallel as splitload
 from leet.sources import run as runsource
 from leet.sources.parallel import (
-    ChildLoad,
     Frame,
     decode_frame,
     encode_frame,
@@ -34,17 +34,6 @@ from leet.sources.run import RunSource
 
 TIMEOUT = 30.0
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
-
-
-def load(path, **attributes) -> RunSource:
-    source = RunSource(path, Store())
-    for name, value in attributes.items():
-        setattr(source, name, value)
-    deadline = time.monotonic() + TIMEOUT
-    while not source.model.loaded:
-        source.step()
-        assert time.monotonic() < deadline, f"{path} never finished loading"
-    return source
 
 
 def split(path, **attributes) -> RunSource:
@@ -88,27 +77,6 @@ def early_split(monkeypatch):
     """A first batch small enough to leave these small runs a part to split, and no wait for it."""
     monkeypatch.setattr(runsource, "FIRST_BATCH", 20)
     monkeypatch.setattr(runsource, "SPLIT_DELAY", 0.0)
-
-
-@pytest.fixture
-def children(monkeypatch):
-    """Every child the run sources start, to look at afterwards. Their batches are
-    small, so that even the small runs here come in several."""
-    started: list[ChildLoad] = []
-    original = ChildLoad.start
-    real = splitload.child_command
-    monkeypatch.setattr(splitload, "child_command", lambda *args: [*real(*args), "40"])
-
-    def start(path, split_at, until):
-        child = original(path, split_at, until)
-        if child is not None:
-            started.append(child)
-        return child
-
-    monkeypatch.setattr(ChildLoad, "start", staticmethod(start))
-    yield started
-    for child in started:
-        child.stop()
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ today's charts, resumed segments apart, shared secondaries' history,
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
+from loading import settled
 
 from leet.model.catalog import group
 from leet.model.run import RunState
@@ -29,21 +29,11 @@ def cases(name: str) -> list:
     return [pytest.param(case, id=case["release"]) for case in found]
 
 
-def loaded(source, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        source.step()
-        snapshot = source.snapshot()
-        if snapshot.state is not RunState.LOADING:
-            return snapshot
-    raise AssertionError("the run did not load")
-
-
 @pytest.mark.parametrize("case", cases("basic"))
 def test_old_system_keys_land_on_todays_charts(case):
     store = Store()
     source = open_run(FIXTURES / case["files"][0], store)
-    snapshot = loaded(source)
+    snapshot = settled(source)
     assert snapshot.state is RunState.FINISHED and snapshot.last_step == 5
     assert {"loss", "acc", "val.loss"} <= set(snapshot.history_keys)
     keys = [series.key for series in store.series(source.system_key)]
@@ -61,7 +51,7 @@ def test_each_resumed_segment_opens_as_itself(case):
         layout = resolve(file)
         assert layout.kind == "run" and layout.files == (file.resolve(),)
         assert layout.segment_index == segment and len(layout.segments) == 2
-        assert loaded(open_run(file, Store())).state is state
+        assert settled(open_run(file, Store())).state is state
     assert resolve(first.parent.parent / "latest-run").file == second.resolve()
 
 
@@ -71,7 +61,7 @@ def test_a_shared_secondarys_history_is_read(case):
     layouts = [resolve(file) for file in files]
     assert all(layout.kind == "shared" and len(layout.writers) == 2 for layout in layouts)
     secondary = next(layout for layout in layouts if not layout.writers[0].file == layout.file)
-    snapshot = loaded(open_run(secondary.file, Store(), rescan=0.0))
+    snapshot = settled(open_run(secondary.file, Store(), rescan=0.0))
     labelled = [key for key in snapshot.history_keys if "/l:" in key]
     assert labelled, f"the secondary's history: {snapshot.history_keys}"
     assert [writer.opened for writer in snapshot.writers] == [False, True]
@@ -79,11 +69,11 @@ def test_a_shared_secondarys_history_is_read(case):
 
 @pytest.mark.parametrize("case", cases("trainer"))
 def test_trainer_metrics_are_charted_by_global_step(case):
-    snapshot = loaded(open_run(FIXTURES / case["files"][0], Store()))
+    snapshot = settled(open_run(FIXTURES / case["files"][0], Store()))
     assert snapshot.axes.get("train/loss") == "train/global_step", snapshot.axes
 
 
 @pytest.mark.parametrize("case", cases("empty"))
 def test_an_empty_or_header_only_file_is_unknown(case):
-    snapshot = loaded(open_run(FIXTURES / case["files"][0], Store()))
+    snapshot = settled(open_run(FIXTURES / case["files"][0], Store()))
     assert snapshot.state is RunState.UNKNOWN and snapshot.reason

@@ -312,17 +312,17 @@ def kill_writer(process: subprocess.Popen) -> None:
     psutil.wait_procs(family, timeout=10)
 
 
+def _write_run(body: str, params: dict, root: Path) -> dict:
+    """Run one writer to its end; where it wrote (``run_dir``, ``wandb_path``)."""
+    with tempfile.TemporaryDirectory(prefix="leet-wandb-") as scratch:
+        writer = _start_writer(body, params, Path(root), Path(scratch))
+        writer.wait()
+        return writer.wait_for_report(timeout=0)
+
+
 def _scripted_run(root: Path, run_id: str, actions: Sequence[Action], **params: Any) -> MadeRun:
     """Run the action list in one writer and return its run (rows and text filled)."""
-    with tempfile.TemporaryDirectory(prefix="leet-wandb-") as scratch:
-        writer = _start_writer(
-            _SCRIPTED_BODY,
-            {"run_id": run_id, "actions": list(actions), "exit_code": 0, **params},
-            Path(root),
-            Path(scratch),
-        )
-        writer.wait()
-        where = writer.wait_for_report(timeout=0)
+    where = _write_run(_SCRIPTED_BODY, {"run_id": run_id, "actions": list(actions), "exit_code": 0, **params}, root)
     return MadeRun(
         root=Path(root),
         run_dir=Path(where["run_dir"]),
@@ -848,10 +848,7 @@ def make_media_run(root: Path, steps: int = 12, *, run_id: str | None = None) ->
     extra does not install).
     """
     run_id = run_id or new_run_id("media")
-    with tempfile.TemporaryDirectory(prefix="leet-wandb-") as scratch:
-        writer = _start_writer(_MEDIA_BODY, {"run_id": run_id, "steps": steps, "init": {"name": "media-only"}}, Path(root), Path(scratch))
-        writer.wait()
-        where = writer.wait_for_report(timeout=0)
+    where = _write_run(_MEDIA_BODY, {"run_id": run_id, "steps": steps, "init": {"name": "media-only"}}, root)
     return MediaRun(
         root=Path(root),
         run_dir=Path(where["run_dir"]),
