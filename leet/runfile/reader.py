@@ -27,6 +27,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator, NamedTuple
 
+from leet.runfile.files import NotRegularFile, open_regular
+
 FILE_HEADER = b":W&B\xe1\xbe\x00"
 HEADER_SIZE = len(FILE_HEADER)
 BLOCK_SIZE = 32768
@@ -280,9 +282,10 @@ def _first_offset(start: int) -> int:
 
 
 def _open(path: str | os.PathLike[str]) -> BinaryIO:
-    if os.path.isdir(path):
-        raise RunFileError(f"{path}: is a directory, not a run file")
-    return open(path, "rb")
+    try:
+        return open_regular(path)
+    except NotRegularFile as error:
+        raise RunFileError(str(error)) from None
 
 
 def _header_ready(handle: BinaryIO, path: object) -> bool:
