@@ -65,6 +65,10 @@ class EventStream:
         self.records = 0
         self.folded = 0  # summary records merged into another's event (fold_summary)
         self.uncounted_losses = 0  # losses with no record after them to tell how many records they took
+        # The last uncounted loss, while a later record may still tell its count:
+        # (Record.num before it, records already counted for it). A file read as it
+        # grows then ends with the counts a whole read of the same bytes gives.
+        self._unresolved: tuple[int, int] | None = None
         self.stop_at = _NO_STOP  # records from here on are not read (see EventReader.stop_before)
         self.stopped_at: int | None = None  # where the first record at or past ``stop_at`` starts, once seen
         self.summaries = SummaryDecoder()
@@ -104,6 +108,9 @@ class EventStream:
                     continue
                 num = record.num
                 kind = record.WhichOneof("record_type")
+            if self._unresolved is not None:
+                self._resolve(out, num, held)
+                held = None
             if held is not None:
                 gap = num - self.last_num - 1 if num and self.last_num else None
                 self._emit_loss(out, held, gap)
@@ -184,11 +191,33 @@ class EventStream:
             held.reasons.append(region.reason)
         return held
 
+    def _resolve(self, out: list[Decoded], num: int, held: _HeldLoss | None) -> None:
+        """A record after an uncounted loss (and perhaps more damage found since, ``held``):
+        count the whole run of lost records as a read of the whole file would have."""
+        assert self._unresolved is not None
+        before, counted = self._unresolved
+        self._unresolved = None
+        damaged = counted + (held.damaged if held is not None else 0)
+        gap = num - before - 1 if num and before else None
+        lost = gap if gap is not None and gap >= 0 else (damaged or None)
+        self.lost_records += (lost or 0) - counted
+        if gap is not None:
+            self.uncounted_losses -= 1
+        if held is not None:
+            out.append(Decoded(held.offset, "loss", 0, DataLoss(held.offset, held.lost_bytes, lost, "; ".join(held.reasons))))
+
     def _emit_loss(self, out: list[Decoded], held: _HeldLoss, gap: int | None) -> None:
         lost = gap if gap is not None and gap >= 0 else (held.damaged or None)
-        self.lost_records += lost or 0
-        if gap is None:
-            self.uncounted_losses += 1
+        if gap is None and self._unresolved is not None:
+            # More of the same run of lost records (the file grew, still no record after it).
+            before, counted = self._unresolved
+            self._unresolved = (before, counted + held.damaged)
+            self.lost_records += held.damaged
+        else:
+            self.lost_records += lost or 0
+            if gap is None:
+                self.uncounted_losses += 1
+                self._unresolved = (self.last_num, lost or 0)
         out.append(Decoded(held.offset, "loss", 0, DataLoss(held.offset, held.lost_bytes, lost, "; ".join(held.reasons))))
 
     def _lose_undecodable(self, out: list[Decoded], offset: int, size: int, reason: str) -> None:

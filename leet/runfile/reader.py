@@ -42,9 +42,25 @@ _CHUNK_HEADER = struct.Struct("<IHB")
 # CRC-32 of each possible type byte: the checksum continues from it over the payload.
 _TYPE_CRC = [zlib.crc32(bytes([kind])) for kind in range(256)]
 _NO_LIMIT = 1 << 62
+# Bytes kept from the start of the file and from just before the read position:
+# enough to tell another run's file, or the same file rewritten, from the one read.
+FINGERPRINT_BYTES = 256
 
 class RunFileError(Exception):
     """The file is not a W&B run file, or has a format version this reader does not know."""
+
+
+class FileChanged(RunFileError):
+    """The file is no longer the one being read: deleted, replaced, truncated or rewritten.
+
+    ``how`` says which. What was read from it may no longer be in it, so a reader
+    that raised this reads nothing more; a new one must start from the beginning.
+    """
+
+    def __init__(self, path: object, how: str) -> None:
+        self.path = path
+        self.how = how
+        super().__init__(f"{path} was {how}")
 
 
 class LostRegion(NamedTuple):
@@ -119,6 +135,9 @@ class _Framer:
         self.stopped_early = False
         self.held_damage: int | None = None
         self.confirmed_damage = confirmed_damage
+        self.data_end = position
+        # The rest of a damaged block beyond the end of the data: lost once it is written.
+        self.unwritten_loss: LostRegion | None = None
 
     def scan(
         self,
@@ -237,7 +256,10 @@ class _Framer:
             p += left
         self.skipped += skipped
         self.pending = pending
-        self.position = base + min(p, size)
+        # Past the data only after damage or a block trailer: the next chunk can only start
+        # at that block boundary, even once more bytes are written before it.
+        self.position = base + p if p > size else base + min(p, size)
+        self.data_end = base + size
         if pending is None:
             self.pending_start = self.position
 
@@ -257,8 +279,11 @@ class _Framer:
 
     def finish(self, records: list[tuple[int, bytes]]) -> Chunked:
         """The result of the read: records, losses, and where to resume."""
-        if self.loss_start is not None and self.position > self.loss_start:
-            self.lost.append(LostRegion(self.loss_start, self.position, self.loss_reason))
+        end = min(self.position, self.data_end)  # bytes not written yet are not lost yet
+        if self.loss_start is not None and end > self.loss_start:
+            self.lost.append(LostRegion(self.loss_start, end, self.loss_reason))
+        if self.loss_start is not None and self.position > end:
+            self.unwritten_loss = LostRegion(end, self.position, self.loss_reason)
         self.loss_start = None
         at_eof = not self.stopped_early
         held = self.held_damage is not None
@@ -374,18 +399,29 @@ class RecordReader:
         self._drained = False
         self._torn = False
         self._suspect: int | None = None
+        self._unwritten: LostRegion | None = None
+        self._changed: FileChanged | None = None
+        # Bytes already read, kept to notice a rewrite: the first ones, and the last before ``offset``.
+        self._head = b""
+        self._mark = (0, b"")
+        self._stamp = (-1, 0)  # size and mtime when the kept bytes were last checked
 
     def poll(self, max_records: int | None = None) -> Chunked:
-        """Records completed since the last poll (at most ``max_records``)."""
+        """Records completed since the last poll (at most ``max_records``).
+
+        Raises ``FileChanged`` when the path no longer holds the bytes already read.
+        """
         handle = self._open()
         size = os.fstat(handle.fileno()).st_size
+        if self.live:
+            self._check_identity(handle, size)
         if not self._header_ok:
             if not _header_ready(handle, self.path):
                 return Chunked(resume_at=0, torn=size > 0)
             self._header_ok = True
         unchanged = size == self._seen_size and self._drained and self._suspect is None
         if size <= self.offset or unchanged:
-            return Chunked(resume_at=self.offset, torn=self._torn)
+            return Chunked(resume_at=self.offset, torn=self._torn, lost_regions=self._written_loss(size))
         self._seen_size = size
         framer = _Framer(self.offset, confirmed_damage=self._suspect, skip_tags=self.skip_tags)
         out: list[tuple[int, bytes]] = []
@@ -394,7 +430,10 @@ class RecordReader:
             limits["max_records"] = max_records
         for _ in _scan(handle, framer, size, out, **limits):
             pass
+        earlier = self._written_loss(size)
         result = framer.finish(out)
+        result.lost_regions[:0] = earlier
+        self._unwritten = self._unwritten or framer.unwritten_loss
         self.skipped += framer.skipped
         self._suspect = framer.held_damage
         self._drained = result.at_eof and self._suspect is None
@@ -402,7 +441,64 @@ class RecordReader:
         self.offset = result.resume_at
         self.lost_regions.extend(result.lost_regions)
         self.lost_bytes += result.lost_bytes
+        if self.live:
+            self._remember_read(handle)
         return result
+
+    def _written_loss(self, size: int) -> list[LostRegion]:
+        """The part of a damaged block's rest written since the last poll: lost, as a whole read would say."""
+        gap = self._unwritten
+        if gap is None or size <= gap.start:
+            return []
+        end = min(size, gap.end)
+        self._unwritten = LostRegion(end, gap.end, gap.reason) if end < gap.end else None
+        region = LostRegion(gap.start, end, gap.reason)
+        self.lost_regions.append(region)
+        self.lost_bytes += region.size
+        return [region]
+
+    # -- is it still the same file? ------------------------------------------------
+    def _check_identity(self, handle: BinaryIO, size: int) -> None:
+        if self._changed is not None:
+            raise self._changed
+        how = self._how_changed(handle, size)
+        if how:
+            self._changed = FileChanged(self.path, how)
+            raise self._changed
+
+    def _how_changed(self, handle: BinaryIO, size: int) -> str:
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            return "deleted"
+        except OSError:
+            return ""  # unreadable for now (a permission change): the open handle still reads
+        opened = os.fstat(handle.fileno())
+        if (named.st_dev, named.st_ino) != (opened.st_dev, opened.st_ino):
+            return "replaced by another file"
+        if size < self._seen_size or size < min(self.offset, self._mark[0]):
+            return "truncated"
+        stamp = (opened.st_size, opened.st_mtime_ns)
+        if stamp != self._stamp and self._mark[0] and not self._still_holds(handle):
+            return "rewritten in place"
+        self._stamp = stamp
+        return ""
+
+    def _still_holds(self, handle: BinaryIO) -> bool:
+        """The bytes remembered from the last read are still where they were."""
+        fd = handle.fileno()
+        end, tail = self._mark
+        return os.pread(fd, len(self._head), 0) == self._head and os.pread(fd, len(tail), end - len(tail)) == tail
+
+    def _remember_read(self, handle: BinaryIO) -> None:
+        end = min(self.offset, self._seen_size)
+        if end <= self._mark[0]:
+            return
+        fd = handle.fileno()
+        if len(self._head) < FINGERPRINT_BYTES:
+            self._head = os.pread(fd, min(FINGERPRINT_BYTES, end), 0)
+        start = max(0, end - FINGERPRINT_BYTES)
+        self._mark = (end, os.pread(fd, end - start, start))
 
     def size(self) -> int:
         """Current size of the file in bytes."""
