@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from widgets.chartframe import ChartView, changed_span, compose_rows, headline, row_text
 from widgets.raster import SeriesView
 
@@ -170,3 +172,43 @@ def test_grouped_series_share_their_group_colour_and_the_legend_names_groups():
     assert plot_styles <= {"s0", "s1"}
     bottom = row_text(rows[-1])
     assert "● a 10%" in bottom and "● b 30%" in bottom and "GPU" not in bottom
+
+
+# ---------------------------------------------------------------- extreme values
+
+
+def braille_cells(rows) -> int:
+    return sum(char in BRAILLE for row in rows for char in row)
+
+
+@pytest.mark.parametrize("mode", ["line", "log", "heatmap"])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [5e-324] * 6,
+        [1e308] * 6,
+        [1.7e308, -1.7e308, 1.7e308, -1.7e308],
+        [1e308, 1.7e308, 1.0, -5e-324, 0.0],
+        [math.inf, 1.0, math.nan, -math.inf, 2.0],
+    ],
+)
+def test_extreme_values_draw_with_short_labels(values, mode):
+    view = ChartView("x", "", ("a",), (series(values),), (0, len(values) - 1), mode=mode)
+    rows = text_of(view, 60, 12)
+    assert len(rows) == 12 and all(len(row) == 60 for row in rows)
+    drawn = braille_cells(rows) if mode != "heatmap" else sum(row.count("█") for row in rows)
+    assert drawn > 0 or mode == "log" and max(values) <= 5e-324
+    labels = [row[1:].split("┤")[0].strip() for row in rows if "┤" in row]
+    assert all(len(label) <= 10 for label in labels), labels
+
+
+def test_a_line_between_the_largest_floats_reaches_both_edges():
+    view = ChartView("x", "", ("a",), (series([1.7e308, -1.7e308]),), (0, 1))
+    rows = text_of(view, 40, 12)
+    top, bottom = rows[1], rows[-3]
+    assert "1e+300┤" in top and "-1e+300┤" in bottom
+    assert set(top) & BRAILLE and set(bottom) & BRAILLE
+
+
+def test_the_headline_of_a_huge_value_is_short():
+    assert headline(ChartView("x", "", ("a",), (series([1.0, 1.7e308]),), (0, 1))) == "1.7e+308"

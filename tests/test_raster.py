@@ -374,3 +374,32 @@ def test_band_blank_for_bad_sizes_and_ranges() -> None:
     data = band([1, 2], [3, 4], [2, 3])
     assert render_band(data, [], 0, 3, (0, 1), (0, 5)) == [[], [], []]
     assert owners(render_band(data, [], 4, 2, (NAN, 1), (0, 5))) == [[-1] * 4, [-1] * 4]
+
+
+# ---------------------------------------------------------------- extreme values
+
+
+def inked(rows) -> int:
+    return sum(text.count(char) for row in rows for text, _ in row for char in text if char != " ")
+
+
+@pytest.mark.parametrize(
+    "y_range",
+    [(5e-324, 5e-324), (0.0, 5e-324), (1e308, 1e308), (-1.7e308, 1.7e308), (2.0**62, 2.0**62)],
+)
+def test_ranges_at_the_edges_of_floats_draw(y_range):
+    view = SeriesView.points([0.0, 1.0, 2.0], [y_range[0], y_range[1], y_range[0]])
+    for render in (render_lines, render_heatmap):
+        assert inked(render([view], 20, 5, (0.0, 2.0), y_range)) > 0
+
+
+def test_an_x_range_that_floats_collapse_far_from_zero_still_draws():
+    t = 2.0**62
+    view = SeriesView.points([t, t], [1.0, 2.0])
+    assert inked(render_lines([view], 20, 5, (t, t + 1), (0.0, 3.0))) > 0
+
+
+def test_a_heatmap_cell_whose_mean_overflows_takes_the_top_level():
+    view = SeriesView.points([0.0, 0.1, 1.0], [1.7e308, 1.7e308, 0.0])
+    rows = render_heatmap([view], 2, 1, (0.0, 1.0), (0.0, 1e300))
+    assert [owner for _, owner in rows[0]] == [7, 0]

@@ -226,3 +226,32 @@ def test_step_axes_without_steps_or_with_one_step() -> None:
     assert step_range(7.0, 7.0) == (7.0, 8.0)
     assert step_range(10.0, 57.0)[0] == 10.0 and 57.0 <= step_range(10.0, 57.0)[1] <= 60.0
     assert step_range(-3.7, 57.0) == (-3.7, 58.0)  # a custom axis may start anywhere: the end is still round
+
+
+# ---------------------------------------------------------------- hostile bounds
+
+
+def test_time_ticks_where_a_float_cannot_step_end_rather_than_loop():
+    ticks = time_ticks(2.0**62, 2.0**62 + 4096, 100, tz=UTC)
+    assert 0 < len(ticks) <= 100
+    assert {label for _, label in ticks} == {"?"}, "no calendar holds 2**62 seconds"
+
+
+@pytest.mark.parametrize(("t0", "t1"), [(2.0**62, 2.0**62 + 1), (-1.7e308, 1.7e308), (1.79e308, 1.797e308)])
+def test_time_ticks_of_collapsed_or_overflowing_spans_are_total(t0, t1):
+    ticks = time_ticks(t0, t1, 60)
+    assert all(label == "?" for _, label in ticks)
+
+
+def test_time_ticks_before_the_epoch_are_labelled():
+    assert [label for _, label in time_ticks(-1e9, -1e9 + 60, 60, tz=UTC)] == ["22:13:20", "22:13:30", "22:13:40", "22:13:50", "22:14:00", "22:14:10", "22:14:20"]
+
+
+def test_value_ticks_between_the_largest_floats_stay_finite():
+    assert nice_ticks(-1.7e308, 1.7e308) == [-1e300, -5e299, 0.0, 5e299, 1e300]
+    assert nice_ticks(5e-324, 5e-324) == [0.0, 0.25, 0.5, 0.75, 1.0]
+
+
+def test_log_ticks_from_a_subnormal_start_at_a_float_that_has_a_log():
+    ticks = log_ticks(5e-324, 1.7e308)
+    assert ticks[0] == 1e-300 and ticks[-1] >= 1e300 and all(math.isfinite(t) and t > 0 for t in ticks)

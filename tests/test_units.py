@@ -130,3 +130,32 @@ def test_byte_axes_step_in_binary_units() -> None:
     assert all(t % MiB == 0 for t in ticks)
     assert labels[-1] == "1000 MiB"
     assert len(set(labels)) == len(labels)
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (1e308, "", "1e+308"),
+        (-1.7e308, "", "-1.7e+308"),
+        (1.7e308, "%", "1.7e+308%"),
+        (1e308, "B", "1e+308 B"),
+        (5e-324, "", "4.94e-324"),
+        (5e-324, "%", "0%"),
+        (10**400, "", "1e+400"),
+        (-(10**400), "W", "-1e+400 W"),
+        (2e21, "", "2000E"),
+    ],
+)
+def test_extreme_values_read_short(value, unit, text):
+    assert format_value(value, unit) == text
+
+
+def test_an_axis_between_the_largest_floats_has_short_labels():
+    ticks, labels = axis_ticks(-1.7e308, 1.7e308, "")
+    assert ticks[0] == -1e300 and ticks[-1] == 1e300
+    assert labels == ["-1e+300", "-5e+299", "0", "5e+299", "1e+300"]
+
+
+def test_an_axis_around_a_subnormal_opens_up_from_zero():
+    ticks, _ = axis_ticks(5e-324, 5e-324, "")
+    assert ticks[0] == 0 and ticks[-1] == 1

@@ -166,3 +166,34 @@ def test_long_lists_and_dicts_are_cut_to_one_line() -> None:
     text = describe_value(nested)
     assert len(text) <= 200 and "\n" not in text and text.endswith("… (100 keys)")
     assert one_line({"a": "x\ny"}) == '{"a": "x\\ny"}'
+
+
+# ---------------------------------------------------------------- hostile values
+
+
+def test_ints_past_any_float_read_short_and_never_raise():
+    assert describe_value(10**400) == "1e+400"
+    assert describe_value(-(10**400), "_runtime") == "-1e+400"
+    assert describe_value(123456789 * 10**300) == "1.23457e+308"
+    assert describe_value(2**63 - 1) == "9223372036854775807", "a step or counter keeps its digits"
+    assert format_duration(10**400) == "1e+400"
+
+
+def test_a_duration_of_ages_is_days_in_short():
+    assert format_duration(1e300) == "1.16e+295d"
+    assert format_duration(86400 * 3 + 3600) == "3d 1h"
+
+
+@pytest.mark.parametrize("seconds", [1e12, -1e12, 2.0**62, math.nan, math.inf, -math.inf])
+def test_a_time_no_calendar_holds_is_a_question_mark(seconds):
+    assert format_time(seconds) == "?"
+
+
+def test_a_too_deep_value_shows_its_top_levels_cut_and_its_depth():
+    text = describe_value(RawJSON("[" * 5000 + "]" * 5000))
+    assert text == '[[[[[[[["…"]]]]]]]] (5,000 levels)'
+    assert describe_value(RawJSON('{"a": ' * 40 + "1" + "}" * 40)).startswith('{"a": {"a": ')
+
+
+def test_a_value_within_the_cap_is_shown_as_it_is():
+    assert describe_value(RawJSON("[" * 30 + "1" + "]" * 30)) == "[" * 30 + "1" + "]" * 30

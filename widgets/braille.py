@@ -7,6 +7,7 @@ have y = 0 at the top. Pure Python, no Textual.
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 Run = tuple[str, int]  # (text, owner); owner -1 marks empty cells
@@ -169,8 +170,13 @@ class BrailleCanvas:
 def _clip(
     x0: float, y0: float, x1: float, y1: float, right: int, bottom: int
 ) -> tuple[int, int, int, int] | None:
-    """Liang–Barsky clip of a segment to [0, right] × [0, bottom], rounded to dots."""
+    """Liang–Barsky clip of a segment to [0, right] × [0, bottom], rounded to dots.
+
+    An end at infinity or NaN has no place on the canvas: no segment.
+    """
     if right < 0 or bottom < 0:
+        return None
+    if not all(map(math.isfinite, (x0, y0, x1, y1))):
         return None
     dx, dy = x1 - x0, y1 - y0
     t_in, t_out = 0.0, 1.0

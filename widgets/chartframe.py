@@ -14,11 +14,13 @@ from typing import Callable, NamedTuple, Sequence
 from widgets.raster import (
     BAND,
     BAND_MIDDLE,
+    LIMIT,
     SeriesView,
     heatmap_layout,
     render_band,
     render_heatmap,
     render_lines,
+    tame,
     y_bounds,
 )
 from widgets.text import clean
@@ -281,18 +283,30 @@ def trim_row(row: Row, width: int) -> Row:
     return out
 
 
+# A log axis spans at most these powers of ten: each has a tick a float can hold.
+_LOG_FLOOR, _LOG_CEILING = 1 / LIMIT, LIMIT
+
+
 def _y_range(view: ChartView, t0: float, t1: float) -> tuple[float, float] | None:
+    """The data's y range, tamed: an axis steps through it without overflow or subnormal ticks."""
     if view.mode == "log":
-        return y_bounds(view.data, t0, t1, positive=True)
+        bounds = y_bounds(view.data, t0, t1, positive=True)
+        if bounds is None:
+            return None
+        return _log_bound(bounds[0]), _log_bound(bounds[1])
     bounds = y_bounds(view.plotted(), t0, t1)
     if bounds is None:
         return None
-    lo, hi = bounds
+    lo, hi = tame(bounds[0]), tame(bounds[1])
     if view.y_min is not None:
         lo = min(lo, view.y_min)
     if view.percent:
         lo, hi = min(lo, 0.0), max(hi, 100.0)
     return lo, hi
+
+
+def _log_bound(value: float) -> float:
+    return min(max(value, _LOG_FLOOR), _LOG_CEILING)
 
 
 def _axis(view: ChartView, lo: float, hi: float, rows: int) -> tuple[float, float, list[float], list[str]]:

@@ -15,12 +15,20 @@ from itertools import islice
 from typing import NamedTuple, Sequence
 
 from widgets.braille import EMPTY, BrailleCanvas, Run, glyph, merge_runs
+from widgets.ticks import LIMIT
 
 HEAT_GLYPH = "█"
 
 # Far-off points are pulled in to this many dots before rasterising; the
 # slope error that introduces is far below one dot.
 _FAR = 1e9
+
+# A span narrower than this is opened up: dividing by it would overflow.
+_NARROWEST = 1e-290
+# How far a zero-width range opens, relative to its value: far from zero half a
+# unit is below a float's resolution (at 2**62 the step is 1024).
+_RELATIVE = 1e-12
+_SMALLEST_NORMAL = 2.2250738585072014e-308
 
 
 class SeriesView(NamedTuple):
@@ -78,14 +86,27 @@ def y_bounds(
     return low, high
 
 
+def tame(value: float) -> float:
+    """A bound a chart can step through: subnormals are 0, magnitudes past ``LIMIT`` are ``LIMIT``.
+
+    Within ±LIMIT a range's span (up to 2·LIMIT) and every scale derived from it stay finite.
+    """
+    if abs(value) < _SMALLEST_NORMAL:
+        return 0.0
+    return min(max(value, -LIMIT), LIMIT)
+
+
 def _usable(lo: float, hi: float) -> tuple[float, float] | None:
-    """A drawable range: finite, ordered, and never zero-width."""
+    """A drawable range: finite, ordered, within ±LIMIT, and never too narrow to divide by."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return None
+    lo, hi = tame(lo), tame(hi)
     if lo > hi:
         lo, hi = hi, lo
-    if hi - lo <= 0:
-        return lo - 0.5, hi + 0.5
+    if hi - lo < _NARROWEST:
+        middle = lo / 2 + hi / 2
+        half = max(0.5, abs(middle) * _RELATIVE)
+        return middle - half, middle + half
     return lo, hi
 
 
@@ -425,8 +446,9 @@ def render_heatmap(
                 if not values:
                     owners.append(EMPTY)
                     continue
-                level = int((max(values) - y_low) * scale)
-                owners.append(0 if level < 0 else top_level if level > top_level else level)
+                level = (max(values) - y_low) * scale
+                # A mean that overflowed (inf, or NaN from inf - inf) takes an end level, never int(inf).
+                owners.append(top_level if level > top_level else int(level) if level >= 0 else 0)
             text = "".join(" " if owner == EMPTY else HEAT_GLYPH for owner in owners)
             cached[members] = merge_runs(text, owners)
         rows.append(list(cached[members]))

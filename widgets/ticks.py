@@ -6,8 +6,10 @@ Pure Python, no Textual.
 from __future__ import annotations
 
 import math
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from typing import Iterator
+
+from widgets.clock import clock_text, utc_offset
 
 _MANTISSAS = (1.0, 2.0, 2.5, 5.0)
 
@@ -19,6 +21,11 @@ _TIME_STEPS = (
     86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400,
 )
 _DAY = 86400
+
+# Axes reach at most ±LIMIT (and log axes no closer to zero than 1/LIMIT):
+# a span between the largest floats overflows, one between subnormals rounds to 0.
+LIMIT = 1e300
+_TINIEST = 1e-290  # a span or value below this cannot be cut into steps
 
 
 def _clean(value: float) -> float:
@@ -62,6 +69,8 @@ def nice_step(span: float, target: int) -> float:
 def _flat(lo: float, hi: float) -> tuple[float, float]:
     """Open up a range with no width so it reaches zero (or 0..1 at zero)."""
     value = hi if abs(hi) >= abs(lo) else lo
+    if abs(value) < _TINIEST:
+        return 0.0, 1.0
     if value > 0:
         return 0.0, value
     if value < 0:
@@ -73,7 +82,8 @@ def _ordered(lo: float, hi: float) -> tuple[float, float]:
     _check_finite(lo=lo, hi=hi)
     if lo > hi:
         lo, hi = hi, lo
-    if hi - lo <= 1e-12 * max(abs(lo), abs(hi)):
+    lo, hi = max(lo, -LIMIT), min(hi, LIMIT)
+    if hi - lo <= max(1e-12 * max(abs(lo), abs(hi)), _TINIEST):
         lo, hi = _flat(lo, hi)
     return lo, hi
 
@@ -132,6 +142,7 @@ def log_ticks(lo: float, hi: float, target: int = 4) -> list[float]:
         raise ValueError(f"log ticks need positive bounds, got {lo!r}..{hi!r}")
     if lo > hi:
         lo, hi = hi, lo
+    lo, hi = min(max(lo, 1 / LIMIT), LIMIT), min(max(hi, 1 / LIMIT), LIMIT)
     first = math.floor(math.log10(lo) + 1e-9)
     last = max(first + 1, math.ceil(math.log10(hi) - 1e-9))
     if last - first == 1 and target >= 3:
@@ -155,14 +166,11 @@ def _label_length(fmt: str) -> int:
 
 
 def _utc_offset(instant: float, tz: tzinfo | None) -> float:
-    moment = datetime.fromtimestamp(instant, tz) if tz else datetime.fromtimestamp(instant).astimezone()
-    offset = moment.utcoffset()
-    return offset.total_seconds() if offset else 0.0
+    return utc_offset(instant, tz)
 
 
 def _format_time(instant: float, fmt: str, tz: tzinfo | None) -> str:
-    moment = datetime.fromtimestamp(instant, tz) if tz else datetime.fromtimestamp(instant)
-    return moment.strftime(fmt)
+    return clock_text(instant, fmt, tz)
 
 
 def time_ticks(
@@ -174,28 +182,36 @@ def time_ticks(
     cells between labels of ``max(label_width, label length)``. Labels are
     "14:05:30" below a minute, "14:05" below a day, "Mar 05" beyond. The
     column is the cell holding the instant. ``tz`` defaults to local time.
+    An instant no calendar holds is labelled "?"; a range floating point
+    cannot step through (far from the epoch) gets no ticks.
     """
-    if width <= 0 or not (math.isfinite(t0) and math.isfinite(t1)) or t1 <= t0:
-        return []
     span = t1 - t0
-    step = _TIME_STEPS[-1]
+    if width <= 0 or not (math.isfinite(t0) and math.isfinite(t1) and math.isfinite(span)) or span <= 0:
+        return []
+    step = _time_step(span, width, label_width)
+    fmt = _time_format(step)
+    offset = _utc_offset(t0, tz)
+    # float(step): near the largest floats the product overflows to inf (no ticks) rather than raising.
+    instant = math.ceil((t0 + offset) / step) * float(step) - offset
+    ticks: list[tuple[int, str]] = []
+    while instant <= t1 and len(ticks) <= width:
+        column = min(max(int((instant - t0) / span * width), 0), width - 1)
+        ticks.append((column, _format_time(instant, fmt, tz)))
+        following = instant + step
+        if following <= instant:  # the step is below a float's resolution here
+            break
+        instant = following
+    return ticks
+
+
+def _time_step(span: float, width: int, label_width: int) -> int:
+    """The clock step for ``span`` seconds over ``width`` cells (see :func:`time_ticks`)."""
     for candidate in _TIME_STEPS:
         room = max(label_width, _label_length(_time_format(candidate))) + 2
         if candidate * width / span >= room:
-            step = candidate
-            break
-    else:
-        room = max(label_width, 6) + 2
-        step = _DAY * math.ceil(span * room / width / _DAY)
-    fmt = _time_format(step)
-    offset = _utc_offset(t0, tz)
-    instant = math.ceil((t0 + offset) / step) * step - offset
-    ticks = []
-    while instant <= t1:
-        column = min(int((instant - t0) / span * width), width - 1)
-        ticks.append((column, _format_time(instant, fmt, tz)))
-        instant += step
-    return ticks
+            return candidate
+    room = max(label_width, 6) + 2
+    return _DAY * math.ceil(span * room / width / _DAY)
 
 
 STEP_TICKS = 5  # ticks a step axis aims for

@@ -7,9 +7,10 @@ unit is a plain number followed by the unit. Pure Python, no Textual.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import NamedTuple, Sequence
 
-from widgets.ticks import integer_ticks, nice_ticks
+from widgets.ticks import LIMIT, integer_ticks, nice_ticks
 
 MISSING = "–"
 
@@ -20,6 +21,9 @@ _NONE = ("",)
 # Beyond this spread between the smallest and largest tick an axis is
 # logarithmic, and its labels are formatted one by one.
 _LOG_SPREAD = 100.0
+# A value this many times the unit's largest prefix (or more) reads as 1.5e+308:
+# in whole digits it would fill the chart.
+_WHOLE_BEYOND = 1e6
 
 
 class _Style(NamedTuple):
@@ -90,6 +94,19 @@ def _join(number: str, prefix: str, style: _Style, space: bool) -> str:
     return f"{number} {suffix}" if space else number + suffix
 
 
+def _beyond_prefixes(magnitude: float, style: _Style) -> bool:
+    return magnitude >= _WHOLE_BEYOND * style.base ** (len(style.prefixes) - 1)
+
+
+def _scientific(value: float | int, style: _Style, space: bool) -> str:
+    """``value`` as ``1.7e+308``, in the style's digits; Decimal holds ints past any float."""
+    number = f"{Decimal(value):.{style.digits}g}" if isinstance(value, int) else f"{value:.{style.digits}g}"
+    mantissa, _, exponent = number.partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return _join(f"{mantissa}e{exponent}" if exponent else mantissa, "", style, space)
+
+
 def _plain_tiny(value: float, style: _Style) -> str | None:
     """Plain numbers too small for decimals read better as 1.5e-5."""
     if style.symbol or value == 0 or abs(value) >= 1e-3:
@@ -117,17 +134,30 @@ def format_value(value: float, unit: str, width: int | None = None) -> str:
     """``value`` in ``unit``, short: "42%", "1.5 KiB", "1.41 GHz", "3.4M", "61°C".
 
     NaN is "–". With ``width`` the space before the unit goes, then decimals,
-    until the text fits; digits left of the point are never cut.
+    until the text fits; digits left of the point are never cut. Values
+    far past the unit's largest prefix (and ints past any float) read as
+    ``1.7e+308``.
     """
+    style, foreign = _style(unit)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _FLOAT_INT:
+        return _with_foreign(_scientific(value, style, style.space), foreign)
     special = _special(value)
     if special is not None:
         return special
-    style, foreign = _style(unit)
     tiny = _plain_tiny(value, style)
     if tiny is not None:
         text = tiny
+    elif _beyond_prefixes(abs(value), style):
+        text = _scientific(value, style, style.space)
     else:
         text = _fitted(value, style, None if width is None else width - _extra(foreign))
+    return _with_foreign(text, foreign)
+
+
+_FLOAT_INT = 2**1023  # past this an int may not fit a float
+
+
+def _with_foreign(text: str, foreign: str) -> str:
     return f"{text} {foreign}" if foreign else text
 
 
@@ -203,7 +233,7 @@ def format_axis_labels(ticks: Sequence[float], unit: str) -> list[str]:
     """
     style, foreign = _style(unit)
     nonzero = [abs(t) for t in ticks if math.isfinite(t) and t != 0]
-    if nonzero and max(nonzero) / min(nonzero) >= _LOG_SPREAD:
+    if nonzero and (max(nonzero) / min(nonzero) >= _LOG_SPREAD or _beyond_prefixes(max(nonzero), style)):
         return [format_value(t, unit) for t in ticks]
     if not nonzero:
         labels = [_special(t) or _join("0", "", style, style.space) for t in ticks]
@@ -225,6 +255,8 @@ def axis_ticks(lo: float, hi: float, unit: str, target: int = 4) -> tuple[list[f
     fractions of a byte; other units use ``nice_ticks``.
     """
     style, _ = _style(unit)
+    # Past ±LIMIT a tick times its prefix would overflow to infinity.
+    lo, hi = min(max(lo, -LIMIT), LIMIT), min(max(hi, -LIMIT), LIMIT)
     if style.base == 1:
         ticks = nice_ticks(lo, hi, target)
     else:

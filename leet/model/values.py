@@ -9,8 +9,11 @@ One rule for the run screen's overview and ``leet inspect --summary``:
 * Keys that hold a time: ``_timestamp`` (and ``…timestamp``/``…_time`` keys
   with a plausible unix time) as a local date and time, ``_runtime`` as a
   duration.
-* Floats to six significant digits (big ones keep their digits), booleans
-  and null as JSON spells them, lists and objects on one line, cut short.
+* Floats to six significant digits (big ones keep their digits), ints past
+  twenty digits in the same short form, booleans and null as JSON spells
+  them, lists and objects on one line, cut short. A value nested too deep to
+  decode shows its top levels with ``…`` where it was cut; a time no
+  calendar holds is ``?``.
 
 Pure: no Textual, no terminal. The text is not cleaned; callers that write
 it to a terminal clean it as they clean any text from a run file.
@@ -18,17 +21,23 @@ it to a terminal clean it as they clean any text from a run file.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
+from decimal import Decimal
 from typing import Any, Mapping
 
+from leet.runfile.convert import DeepJSON
 from leet.runfile.records import RawJSON, json_value
+from widgets.clock import clock_text
 
 LINE_LIMIT = 200  # characters a list or object may take before it is cut
+_WHOLE_DIGITS = 20  # an int up to this long is shown whole (steps and counters are exact)
+_WHOLE_BELOW = 10**_WHOLE_DIGITS
+DEEP_LEVELS_SHOWN = 8  # of a value nested too deep to decode, the levels shown before "…"
 
 # Unix times a timestamp key may plausibly hold: 2001-09-09 .. 2096-10-02.
 _EPOCH_LOW, _EPOCH_HIGH = 1e9, 4e9
+_DAYS_WHOLE = 100_000  # a duration past this many days is shown as days in short form
 
 # W&B media types (``_type``) and the noun shown for them.
 _MEDIA_NOUNS = {
@@ -61,6 +70,8 @@ def plain(value: Any) -> Any:
 def describe_value(value: Any, key: str = "") -> str:
     """``value`` (of config or summary ``key``, if known) as one short line of plain text."""
     value = plain(value)
+    if isinstance(value, DeepJSON):
+        return _describe_deep(value)
     if key and _is_number(value):
         if key == "_runtime":
             return format_duration(float(value))
@@ -70,7 +81,7 @@ def describe_value(value: Any, key: str = "") -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
+    if isinstance(value, (int, float)):
         return format_number(value)
     if isinstance(value, dict):
         media = describe_media(value)
@@ -81,8 +92,22 @@ def describe_value(value: Any, key: str = "") -> str:
     return str(value)
 
 
+def _describe_deep(value: DeepJSON) -> str:
+    shallow = value.shallow(DEEP_LEVELS_SHOWN)
+    head = one_line(shallow) if isinstance(shallow, (dict, list)) else str(shallow)
+    return f"{head} ({value.depth():,} levels)"
+
+
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and is_finite(value)
+
+
+def is_finite(number: float) -> bool:
+    """``math.isfinite`` for any number from a file: an int no float can hold counts as not finite."""
+    try:
+        return math.isfinite(number)
+    except OverflowError:
+        return False
 
 
 def is_time_key(key: str) -> bool:
@@ -92,18 +117,17 @@ def is_time_key(key: str) -> bool:
 
 
 def format_time(seconds: float) -> str:
-    """A unix time as a local date and time, ``2026-11-24 00:05:33``."""
-    try:
-        return dt.datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S")
-    except (OverflowError, OSError, ValueError):
-        return format_number(seconds)
+    """A unix time as a local date and time, ``2026-11-24 00:05:33``; ``?`` for a time no calendar holds."""
+    return clock_text(seconds)
 
 
 def format_duration(seconds: float) -> str:
     """A length of time, coarser as it grows: ``4.2s``, ``42s``, ``7m 3s``, ``5h 7m``, ``2d 3h``."""
-    if not math.isfinite(seconds):
+    if not is_finite(seconds):
         return format_number(seconds)
-    seconds = max(0.0, seconds)
+    seconds = max(0.0, float(seconds))
+    if seconds >= _DAYS_WHOLE * 86400:
+        return f"{seconds / 86400:.3g}d"  # thousands of years: the digits would say nothing more
     if seconds < 60:
         if seconds < 10 and seconds != int(seconds):
             return f"{seconds:.1f}s"
@@ -121,6 +145,8 @@ def format_duration(seconds: float) -> str:
 
 def format_number(value: float) -> str:
     """Six significant digits; big values (counters, times) keep their whole digits."""
+    if isinstance(value, int):
+        return _int_text(value)
     if not math.isfinite(value):
         return str(value)
     if 1e6 <= abs(value) < 1e15:
@@ -128,12 +154,22 @@ def format_number(value: float) -> str:
     return f"{value:.6g}"
 
 
+def _int_text(value: int) -> str:
+    """An int whole up to ``_WHOLE_DIGITS`` digits, past that as ``1.23457e+400`` (no float holds it)."""
+    if -_WHOLE_BELOW < value < _WHOLE_BELOW:
+        return str(value)
+    mantissa, _, exponent = f"{Decimal(value):.6g}".partition("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{exponent}"
+
+
 def one_line(value: Any, limit: int = LINE_LIMIT) -> str:
     """A list or object as compact JSON on one line, cut to ``limit`` characters."""
     try:
         text = json.dumps(value, ensure_ascii=False, default=str, allow_nan=True)
     except (TypeError, ValueError):
-        text = repr(value)
+        text = _repr(value)
+    except RecursionError:  # nested deeper than Python recurses: not from a file (those are cut), so say little
+        text = "…"
     text = text.replace("\r", "\\r").replace("\n", "\\n")
     if len(text) <= limit:
         return text
@@ -144,6 +180,13 @@ def one_line(value: Any, limit: int = LINE_LIMIT) -> str:
     else:
         tail = "…"
     return text[: max(1, limit - len(tail))] + tail
+
+
+def _repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except (RecursionError, ValueError):
+        return "…"
 
 
 # ---------------------------------------------------------------- media
@@ -270,6 +313,7 @@ def collapse_media(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 __all__ = [
+    "DEEP_LEVELS_SHOWN",
     "LINE_LIMIT",
     "collapse_media",
     "describe_media",
@@ -277,6 +321,7 @@ __all__ = [
     "format_duration",
     "format_number",
     "format_time",
+    "is_finite",
     "is_media",
     "is_time_key",
     "media_noun",
