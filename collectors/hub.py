@@ -24,7 +24,13 @@ from collectors.hub_worker import _Result, _Worker
 _log = logging.getLogger(__name__)
 
 MIN_INTERVAL = 0.01
+MAX_INTERVAL = 3600.0
 MAX_BACKOFF = 60.0
+# The longest single wait the hub makes. Waits are re-armed until they are
+# due, so a huge interval or budget can never reach the OverflowError that
+# Event.wait and Queue.get raise past threading.TIMEOUT_MAX, which would end
+# the scheduling thread.
+MAX_WAIT = 60.0
 
 # A sweep skips a collector whose cadence is not yet due; this slack (a share
 # of the shorter of interval and cadence) keeps scheduling jitter from
@@ -236,7 +242,7 @@ class Hub:
         with self._lock:
             if not self._probed:
                 self._probe_locked()
-                self._stop.wait(min(self._warmup, self._interval))
+                self._stop.wait(min(self._warmup, self._interval, MAX_WAIT))
             sample = self._sweep_locked()
         self._publish(sample)
         return sample
@@ -256,7 +262,7 @@ class Hub:
                     next_due = self._next_slot(anchor)
             wait = next_due - time.monotonic()
             if wait > 0:
-                self._wake.wait(wait)
+                self._wake.wait(min(wait, MAX_WAIT))
                 self._wake.clear()
                 continue
             anchor = next_due
@@ -347,7 +353,7 @@ class Hub:
 
     def _await(self, waiting: list[_Slot], started: float) -> None:
         """Absorb results until every slot answered, ran past its budget, or stop."""
-        deadlines = {slot: started + max(0.0, slot.collector.budget) for slot in waiting}
+        deadlines = {slot: started + _budget(slot.collector) for slot in waiting}
         while deadlines:
             now = time.monotonic()
             for slot in [s for s, due in deadlines.items() if due <= now]:
@@ -356,7 +362,7 @@ class Hub:
             if not deadlines:
                 return
             try:
-                item = self._results.get(timeout=min(deadlines.values()) - now)
+                item = self._results.get(timeout=min(min(deadlines.values()) - now, MAX_WAIT))
             except queue.Empty:
                 continue
             if item is _WAKE:
@@ -427,11 +433,18 @@ class Hub:
             _log.debug("collector %s raised", slot.collector.name, exc_info=exc)
 
 
+def _budget(collector: Collector) -> float:
+    """A collector's budget in seconds; NaN counts as none, and the most it can be is ``MAX_INTERVAL``."""
+    budget = collector.budget
+    return min(budget, MAX_INTERVAL) if budget > 0 else 0.0
+
+
 def _checked_interval(seconds: float) -> float:
+    """A library caller's interval, refused rather than trusted: the hub's thread must outlive any value."""
     try:
         value = float(seconds)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"interval must be a number of seconds, got {seconds!r}") from None
-    if not math.isfinite(value) or value < MIN_INTERVAL:
-        raise ValueError(f"interval must be at least {MIN_INTERVAL} s, got {seconds!r}")
+    if not math.isfinite(value) or not MIN_INTERVAL <= value <= MAX_INTERVAL:
+        raise ValueError(f"interval must be a finite number from {MIN_INTERVAL} s to {MAX_INTERVAL:g} s, got {seconds!r}")
     return value

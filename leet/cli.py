@@ -8,8 +8,9 @@ UI is imported, so the first sample is ready by the time the first frame is.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn, Sequence
 
 from leet import __version__
 
@@ -25,14 +26,33 @@ if TYPE_CHECKING:  # the modules themselves load late: --help must stay light
 DESCRIPTION = "A fast full-screen terminal monitor for machine-learning hosts and W&B runs."
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse that makes what it echoes back (unknown arguments, bad values) inert on a terminal."""
+
+    def error(self, message: str) -> NoReturn:
+        from widgets.text import escaped
+
+        super().error(escaped(message))
+
+
+def say(message: object) -> None:
+    """One line to stderr, made inert: paths and messages may hold escape sequences."""
+    from widgets.text import escaped
+
+    print(f"leet: {escaped(str(message))}", file=sys.stderr)
+
+
 def _positive_seconds(text: str) -> float:
+    from leet.config import ConfigError, check_interval
+
     try:
-        value = float(text.rstrip("s")) if not text.endswith("ms") else float(text[:-2]) / 1000
+        value = float(text[:-2]) / 1000 if text.endswith("ms") else float(text.rstrip("s"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value < 0.1:
-        raise argparse.ArgumentTypeError(f"interval must be at least 0.1 s, got {text!r}")
-    return value
+    try:
+        return check_interval(value, "--interval")
+    except ConfigError as error:  # the config's rule, so the flag and the file agree
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--interval: ")) from None
 
 
 def _pid(text: str) -> int:
@@ -46,7 +66,7 @@ def _pid(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="leet",
         description=DESCRIPTION,
         usage="leet [-h] [--version] {symon,inspect} ... | leet PATH [--label GLOBS]",
@@ -121,16 +141,16 @@ def run_symon(args: argparse.Namespace) -> int:
     try:
         config = _load_config(args)
     except ConfigError as error:
-        print(f"leet: {error}", file=sys.stderr)
+        say(error)
+        return 2
+    if args.json and not args.once:
+        say("--json goes with --once")
         return 2
     hub = _make_hub(config, args.use_cgroup)
     if args.once:
         from leet.commands.once import print_once
 
         return print_once(hub, json_output=args.json)
-    if args.json:
-        print("leet: --json goes with --once", file=sys.stderr)
-        return 2
     from leet.model.store import Store
     from leet.sources.live import LiveSource
 
@@ -147,7 +167,7 @@ def _run_app(app: LeetApp, config: Config) -> int:
 
 
 def _run_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="leet PATH", description="Open a W&B run (a run-*.wandb file or a run directory) or a folder of runs.")
+    parser = _Parser(prog="leet PATH", description="Open a W&B run (a run-*.wandb file or a run directory) or a folder of runs.")
     parser.add_argument("path", metavar="PATH")
     parser.add_argument("--label", action="append", metavar="GLOBS", help="shared runs: show only these node labels (comma-separated globs, e.g. rank0,rank3 or 'rank[0-3]')")
     parser.add_argument("--crash-after", metavar="DURATION", help="a run with no exit record and no write for this long is presumed crashed (default 10m)")
@@ -172,7 +192,10 @@ def run_file(path: str, args: Sequence[str]) -> int:
             return _show_workspace(WorkspaceSource(path, Store(), crash_after=config.crash_after), config, labels)
         run = _open_run_checked(layout, config.crash_after)
     except (ConfigError, RunFileError) as error:  # RunNotFound is a RunFileError
-        print(f"leet: {error}", file=sys.stderr)
+        say(error)
+        return 2
+    except OSError as error:  # unreadable, or not a regular file: said plainly, never a traceback
+        say(_os_error(error, path))
         return 2
     return _show_run(run, config, labels)
 
@@ -180,19 +203,31 @@ def run_file(path: str, args: Sequence[str]) -> int:
 def _open_run_checked(layout: RunLayout, crash_after: float) -> RunSource | SharedRunSource:
     """Every writer of the run ``layout`` names; a file that is no run file is an error now, not a blank screen."""
     from leet.model.store import Store
+    from leet.runfile.files import read_regular
     from leet.runfile.reader import HEADER_SIZE, check_header
     from leet.sources.shared import open_layout
 
     run = open_layout(layout, Store(), crash_after=crash_after)
-    with open(run.path, "rb") as handle:
-        head = handle.read(HEADER_SIZE)
+    head = read_regular(run.path, HEADER_SIZE)
     if head:  # an empty file is a run whose writer has flushed nothing yet: shown as such
         check_header(head, run.path)
     return run
 
 
+def _os_error(error: OSError, path: str) -> str:
+    """``PATH: reason``; a ``NotRegularFile`` already says both."""
+    from leet.runfile.files import NotRegularFile
+
+    if isinstance(error, NotRegularFile) or not error.strerror:
+        return str(error)
+    return f"{error.filename or path}: {error.strerror}"
+
+
 def _show_workspace(workspace: WorkspaceSource, config: Config, labels: LabelFilter) -> int:
-    workspace.refresh()  # list the runs before the first frame
+    try:
+        workspace.refresh()  # list the runs before the first frame
+    except OSError as error:  # the folder cannot be listed now: the header says so, and the scans go on
+        workspace.fail(error)
     workspace.start()  # the app stops it
     from leet.ui.app import LeetApp
     from leet.ui.screens.workspace import WorkspaceScreen
@@ -226,9 +261,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "inspect":
         from leet.commands.inspect_run import run
 
-        return run(args)
+        with _inert_stderr():
+            return run(args)
     parser.print_help()
     return 2
+
+
+class _InertStream:
+    """A text stream that writes everything through ``escaped``, line breaks kept."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from widgets.text import escaped
+
+        return self._stream.write(escaped(text, keep_newlines=True))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _inert_stderr() -> Iterator[None]:
+    """Whatever a command prints to stderr (paths in messages, a traceback) cannot drive the terminal."""
+    original = sys.stderr
+    sys.stderr = _InertStream(original)
+    try:
+        yield
+    finally:
+        sys.stderr = original
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,17 +14,24 @@ The file is TOML at ``$LEET_CONFIG`` or ``<user config dir>/leet/config.toml``:
     rows = 3
     cols = 3
 
-Everything is validated into a frozen ``Config``; a bad value is a clear
-``ConfigError`` naming the file and the key, never a traceback.
+Everything is validated into a frozen ``Config`` before anything uses it:
+numbers are finite and in range, themes are known, the file is a readable
+regular UTF-8 file (a FIFO is refused, never waited on). A bad value is a
+clear ``ConfigError`` naming where it came from (the file and the key, the
+``LEET_*`` variable, or the flag), never a traceback.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+
+from leet.runfile.files import NotRegularFile, read_regular
+from widgets.text import escaped
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,10 +39,31 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 MIN_INTERVAL = 0.1
+MAX_INTERVAL = 3600.0  # an hour between samples is a census, not a monitor
+MAX_HISTORY_MINUTES = 7 * 24 * 60.0
+MAX_CRASH_AFTER = 30 * 24 * 3600.0
+MAX_FILE_BYTES = 1 << 20  # a config file is a few lines; anything larger is the wrong file
+# Textual's built-in themes. Listed here so that checking one imports no
+# Textual; tests/test_config_validation.py keeps the list in step with Textual.
+THEMES = frozenset({
+    "ansi-dark", "ansi-light", "atom-one-dark", "atom-one-light", "catppuccin-frappe", "catppuccin-latte",
+    "catppuccin-macchiato", "catppuccin-mocha", "dracula", "flexoki", "gruvbox", "monokai", "nord", "rose-pine",
+    "rose-pine-dawn", "rose-pine-moon", "solarized-dark", "solarized-light", "textual-dark", "textual-light", "tokyo-night",
+})
+# Where a command-line value came from, as the person typed it.
+FLAGS = {
+    "interval": "--interval", "theme": "--theme", "grid_rows": "--grid", "grid_cols": "--grid",
+    "disk_paths": "--disk-path", "gpu_ids": "--gpu-ids", "pid": "--pid", "track_tree": "--tree",
+    "label": "--label", "mouse": "--no-mouse", "crash_after": "--crash-after",
+}
 
 
 class ConfigError(ValueError):
     """A setting that cannot be used, with where it came from."""
+
+    def __init__(self, message: str) -> None:
+        # Paths and values come from people and files: make them inert wherever this is printed.
+        super().__init__(escaped(message))
 
 
 @dataclass(frozen=True)
@@ -68,20 +96,51 @@ def config_path(environ: Mapping[str, str] | None = None) -> Path:
     return Path(explicit).expanduser() if explicit else default_path()
 
 
-def _check_interval(value: Any, where: str) -> float:
+def _finite(value: Any, where: str, name: str, what: str) -> float:
+    """``value`` as a finite float; bools, text that is no number, NaN and infinities are refused."""
     try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}: interval must be a number of seconds, got {value!r}") from None
-    if not seconds >= MIN_INTERVAL:
-        raise ConfigError(f"{where}: interval must be at least {MIN_INTERVAL} s, got {value!r}")
+        if isinstance(value, bool):
+            raise TypeError
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ConfigError(f"{where}: {name} must be {what}, got {value!r}") from None
+    if not math.isfinite(number):
+        raise ConfigError(f"{where}: {name} must be a finite number, got {value!r}")
+    return number
+
+
+def check_interval(value: Any, where: str) -> float:
+    """Seconds between samples, from ``MIN_INTERVAL`` to ``MAX_INTERVAL``."""
+    seconds = _finite(value, where, "interval", "a number of seconds")
+    if not MIN_INTERVAL <= seconds <= MAX_INTERVAL:
+        raise ConfigError(f"{where}: interval must be at least {MIN_INTERVAL} s and at most {MAX_INTERVAL:g} s (an hour), got {value!r}")
     return seconds
+
+
+def _check_theme(value: Any, where: str) -> str:
+    if not isinstance(value, str) or value not in THEMES:
+        raise ConfigError(f"{where}: unknown theme {value!r}; known themes: {', '.join(sorted(THEMES))}")
+    return value
 
 
 def _check_grid(value: Any, where: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 9:
         raise ConfigError(f"{where}: grid {name} must be a whole number from 1 to 9, got {value!r}")
     return value
+
+
+def _check_history(value: Any, where: str) -> float:
+    minutes = _finite(value, where, "history_minutes", "a number of minutes")
+    if not 0 < minutes <= MAX_HISTORY_MINUTES:
+        raise ConfigError(f"{where}: history_minutes must be positive and at most {MAX_HISTORY_MINUTES:g} (a week), got {value!r}")
+    return minutes
+
+
+def _check_disk_paths(value: Any, where: str) -> tuple[str, ...]:
+    paths = [value] if isinstance(value, str) else value
+    if not isinstance(paths, (list, tuple)) or not paths or not all(isinstance(p, str) and p and "\0" not in p for p in paths):
+        raise ConfigError(f"{where}: disk_paths must be a list of paths, got {value!r}")
+    return tuple(paths)
 
 
 def _check_gpu_ids(value: Any, where: str) -> tuple[int, ...]:
@@ -103,98 +162,105 @@ def _check_crash_after(value: Any, where: str) -> float:
 
     try:
         seconds = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else parse_duration(str(value))
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ConfigError(f"{where}: crash_after must be a duration such as 10m, 90s or 1h, got {value!r}") from None
-    if not seconds > 0:
-        raise ConfigError(f"{where}: crash_after must be positive, got {value!r}")
+    if not 0 < seconds <= MAX_CRASH_AFTER:
+        raise ConfigError(f"{where}: crash_after must be positive and at most 30 days, got {value!r}")
     return seconds
 
 
+def _check_pid(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{where}: pid must be a process id, got {value!r}")
+    return value
+
+
+def _check_label(value: Any, where: str) -> str | None:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: label must be text, got {value!r}")
+    return value or None
+
+
+def _switch(name: str) -> Callable[[Any, str], bool]:
+    def check(value: Any, where: str) -> bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: {name} must be true or false, got {value!r}")
+        return value
+
+    return check
+
+
+_CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    "interval": check_interval,
+    "theme": _check_theme,
+    "grid_rows": lambda value, where: _check_grid(value, where, "rows"),
+    "grid_cols": lambda value, where: _check_grid(value, where, "cols"),
+    "history_minutes": _check_history,
+    "disk_paths": _check_disk_paths,
+    "mouse": _switch("mouse"),
+    "track_tree": _switch("track_tree"),
+    "sidebar": _switch("sidebar"),
+    "label": _check_label,
+    "gpu_ids": _check_gpu_ids,
+    "crash_after": _check_crash_after,
+    "pid": _check_pid,
+}
+
+
 def _from_mapping(base: Config, data: Mapping[str, Any], where: str) -> Config:
-    known = {f.name for f in fields(Config)} | {"grid"}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - set(_CHECKS) - {"grid"}, key=str)
     if unknown:
-        raise ConfigError(f"{where}: unknown setting(s): {', '.join(unknown)}")
-    changes: dict[str, Any] = {}
-    if "interval" in data:
-        changes["interval"] = _check_interval(data["interval"], where)
-    if "theme" in data:
-        if not isinstance(data["theme"], str) or not data["theme"]:
-            raise ConfigError(f"{where}: theme must be a theme name, got {data['theme']!r}")
-        changes["theme"] = data["theme"]
+        raise ConfigError(f"{where}: unknown setting(s): {', '.join(map(str, unknown))}")
+    flat = {name: value for name, value in data.items() if name != "grid"}
     grid = data.get("grid", {})
     if not isinstance(grid, Mapping):
         raise ConfigError(f"{where}: [grid] must be a table with rows and cols")
-    for name in ("rows", "cols"):
-        if name in grid:
-            changes[f"grid_{name}"] = _check_grid(grid[name], where, name)
-    for name in ("grid_rows", "grid_cols"):
-        if name in data:
-            changes[name] = _check_grid(data[name], where, name.split("_")[1])
-    if "history_minutes" in data:
-        try:
-            minutes = float(data["history_minutes"])
-        except (TypeError, ValueError):
-            raise ConfigError(f"{where}: history_minutes must be a number") from None
-        if not minutes > 0:
-            raise ConfigError(f"{where}: history_minutes must be positive")
-        changes["history_minutes"] = minutes
-    if "disk_paths" in data:
-        paths = data["disk_paths"]
-        if isinstance(paths, str):
-            paths = [paths]
-        if not isinstance(paths, (list, tuple)) or not all(isinstance(p, str) and p for p in paths):
-            raise ConfigError(f"{where}: disk_paths must be a list of paths")
-        changes["disk_paths"] = tuple(paths)
-    for name in ("mouse", "track_tree", "sidebar"):
-        if name in data:
-            if not isinstance(data[name], bool):
-                raise ConfigError(f"{where}: {name} must be true or false")
-            changes[name] = data[name]
-    if "label" in data:
-        changes["label"] = str(data["label"]) or None
-    if "gpu_ids" in data:
-        changes["gpu_ids"] = _check_gpu_ids(data["gpu_ids"], where)
-    if "crash_after" in data:
-        changes["crash_after"] = _check_crash_after(data["crash_after"], where)
-    if "pid" in data:
-        if isinstance(data["pid"], bool) or not isinstance(data["pid"], int) or data["pid"] <= 0:
-            raise ConfigError(f"{where}: pid must be a process id")
-        changes["pid"] = data["pid"]
-    return replace(base, **changes)
+    flat.update({f"grid_{name}": grid[name] for name in ("rows", "cols") if name in grid})
+    return replace(base, **{name: _CHECKS[name](value, where) for name, value in flat.items()})
 
 
 def read_file(path: Path) -> Mapping[str, Any]:
+    """The settings in ``path``, {} when there is no such file; one that cannot be used is a ConfigError."""
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
+        data = read_regular(path, MAX_FILE_BYTES + 1)  # a FIFO or a device is refused, never waited on
     except FileNotFoundError:
         return {}
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    except NotRegularFile as error:
+        raise ConfigError(f"config file {error}") from None
     except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+        raise ConfigError(f"config file {path}: cannot read: {error.strerror or error}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigError(f"config file {path}: larger than {MAX_FILE_BYTES >> 20} MiB, so not a config file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"config file {path}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"config file {path}: not valid TOML: {error}") from None
+
+
+def _environ_value(name: str, text: str) -> tuple[str, Any]:
+    """The setting a ``LEET_*`` variable gives, as ``_from_mapping`` takes it."""
+    if name == "LEET_GRID":
+        return "grid", parse_grid(text, name)
+    if name == "LEET_DISK_PATHS":
+        return "disk_paths", [p for p in text.split(os.pathsep) if p]
+    if name == "LEET_NO_MOUSE":
+        return "mouse", text in ("", "0", "false")
+    return name[len("LEET_"):].lower(), text
+
+
+_ENVIRON = ("LEET_INTERVAL", "LEET_THEME", "LEET_GRID", "LEET_HISTORY_MINUTES", "LEET_DISK_PATHS", "LEET_GPU_IDS", "LEET_CRASH_AFTER", "LEET_NO_MOUSE")
 
 
 def _from_environ(base: Config, environ: Mapping[str, str]) -> Config:
-    data: dict[str, Any] = {}
-    if "LEET_INTERVAL" in environ:
-        data["interval"] = environ["LEET_INTERVAL"]
-    if "LEET_THEME" in environ:
-        data["theme"] = environ["LEET_THEME"]
-    if "LEET_GRID" in environ:
-        data["grid"] = parse_grid(environ["LEET_GRID"], "LEET_GRID")
-    if "LEET_HISTORY_MINUTES" in environ:
-        data["history_minutes"] = environ["LEET_HISTORY_MINUTES"]
-    if "LEET_DISK_PATHS" in environ:
-        data["disk_paths"] = [p for p in environ["LEET_DISK_PATHS"].split(os.pathsep) if p]
-    if "LEET_GPU_IDS" in environ:
-        data["gpu_ids"] = environ["LEET_GPU_IDS"]
-    if "LEET_CRASH_AFTER" in environ:
-        data["crash_after"] = environ["LEET_CRASH_AFTER"]
-    if "LEET_NO_MOUSE" in environ:
-        data["mouse"] = environ["LEET_NO_MOUSE"] in ("", "0", "false")
-    return _from_mapping(base, data, "environment") if data else base
+    for name in _ENVIRON:
+        if name in environ:
+            key, value = _environ_value(name, environ[name])
+            base = _from_mapping(base, {key: value}, name)
+    return base
 
 
 def parse_grid(text: str, where: str) -> dict[str, int]:
@@ -210,8 +276,10 @@ def load(overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] 
     """The effective configuration; ``overrides`` are command-line values (None = not given)."""
     environ = os.environ if environ is None else environ
     path = path or config_path(environ)
-    config = _from_mapping(Config(), read_file(path), str(path))
+    config = _from_mapping(Config(), read_file(path), f"config file {path}")
     config = replace(config, source=str(path))
     config = _from_environ(config, environ)
-    given = {k: v for k, v in (overrides or {}).items() if v is not None}
-    return _from_mapping(config, given, "command line") if given else config
+    for name, value in (overrides or {}).items():
+        if value is not None:
+            config = _from_mapping(config, {name: value}, FLAGS.get(name, name))
+    return config

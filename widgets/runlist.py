@@ -1,9 +1,9 @@
 """The runs list of a workspace: a cursor, selection marks in each run's colour, states.
 
-Rows are plain data (``RunRow``, and ``GroupHeader`` above the runs of a
-group) made by the owner; text comes from files and is cleaned before it
-reaches the terminal. The cursor moves over runs only: headers are read,
-never selected.
+Rows are plain data (``RunRow``, ``GroupHeader`` above the runs of a
+group, ``RunNote`` under a run that hit an error) made by the owner; text
+comes from files and is cleaned before it reaches the terminal. The cursor
+moves over runs only: headers and notes are read, never selected.
 """
 
 from __future__ import annotations
@@ -45,7 +45,15 @@ class GroupHeader:
     running: int = 0
 
 
-ListRow = Union[RunRow, GroupHeader]
+@dataclass(frozen=True)
+class RunNote:
+    """A line under a run saying what went wrong reading it: the whole width, as a reason needs. Read, never selected."""
+
+    key: str  # the run it is about
+    text: str
+
+
+ListRow = Union[RunRow, GroupHeader, RunNote]
 
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
 
@@ -202,13 +210,15 @@ class RunList(StyledLines, can_focus=True):
     # -- drawing -------------------------------------------------------------------------
     def _scroll(self, body: int) -> None:
         cursor = self._cursor_line()
+        # Scrolling down to a run brings its note along (room allowing).
+        last = cursor + 1 if cursor + 1 < len(self._lines) and isinstance(self._lines[cursor + 1], RunNote) else cursor
         if cursor < self._top:
             # Scrolling up to a group's first run brings its header along.
             self._top = cursor
             while self._top > 0 and isinstance(self._lines[self._top - 1], GroupHeader):
                 self._top -= 1
-        elif cursor >= self._top + body:
-            self._top = cursor - body + 1
+        elif last >= self._top + body:
+            self._top = min(cursor, last - body + 1)
         self._top = max(0, min(self._top, max(0, len(self._lines) - body)))
 
     def _title(self, body: int) -> str:
@@ -228,6 +238,8 @@ class RunList(StyledLines, can_focus=True):
             line = self._lines[index]
             if isinstance(line, GroupHeader):
                 rows.append(self._header(line, width))
+            elif isinstance(line, RunNote):
+                rows.append([(fit(f"  ⚠ {clean(line.text)}", width).ljust(width), "error")])
             else:
                 rows.append(self._row(line, index == cursor, width, name_width, align))
         while len(rows) < height:

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from collectors.base import Health, Sample
 from leet.model.catalog import group
 from leet.ui.views.health import extra_notes
-from widgets.text import clean
+from widgets.text import clean, escaped
 from widgets.units import format_value
 
 
@@ -24,6 +24,13 @@ def as_json(sample: Sample) -> str:
     return json.dumps(payload, indent=None, separators=(", ", ": "))
 
 
+def notes(sample: Sample, *, absent: bool = True) -> list[str]:
+    """What went wrong in the sweep: collectors not OK (absent ones too if ``absent``), and the collectors' own notes (a missing disk path)."""
+    quiet = {Health.OK} if absent else {Health.OK, Health.ABSENT}
+    found = [f"{status.name}: {status.health.value}: {status.reason}" for status in sample.status if status.health not in quiet]
+    return found + list(extra_notes(sample.extras))
+
+
 def as_table(sample: Sample) -> str:
     lines = []
     for spec in group(sample.values, order="symon"):
@@ -32,18 +39,20 @@ def as_table(sample: Sample) -> str:
             value = sample.values[info.raw_key] * info.scale
             name = "" if info.legend == "Default" else clean(info.legend)
             lines.append(f"  {name:<24} {format_value(value, spec.unit):>10}   {clean(info.raw_key)}")
-    for status in sample.status:
-        if status.health is not Health.OK:
-            lines.append(f"! {status.name}: {status.health.value}: {clean(status.reason)}")
-    lines.extend(f"! {clean(note)}" for note in extra_notes(sample.extras))
+    lines.extend(f"! {clean(note)}" for note in notes(sample))
     return "\n".join(lines)
 
 
-def print_once(hub: Any, *, json_output: bool = False, out: TextIO | None = None) -> int:
+def print_once(hub: Any, *, json_output: bool = False, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
         sample = hub.sweep()
     finally:
         hub.stop()
+    if json_output:
+        # stdout stays pure JSON for scripts; what went wrong is said beside it
+        # (hardware that is simply not here is no problem to a script).
+        for note in notes(sample, absent=False):
+            print(f"leet: {escaped(note)}", file=err or sys.stderr)
     out.write((as_json(sample) if json_output else as_table(sample)) + "\n")
     return 0

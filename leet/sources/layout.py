@@ -21,6 +21,7 @@ once for it.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,20 +185,57 @@ def workspace_root(path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def run_files(root: Path) -> list[tuple[str, Path]]:
-    """(directory name, run file) for every run directory directly under ``root``."""
-    found = []
+@dataclass(frozen=True)
+class RunDir:
+    """One directory of a workspace: its run file, or why it could not be looked into."""
+
+    name: str
+    path: Path
+    file: Path | None = None  # None: ``error`` says why
+    error: str = ""
+
+
+def scan_runs(root: Path) -> list[RunDir]:
+    """Every run directory directly under ``root``, by name; those that cannot be read are kept, with why.
+
+    Raises ``OSError`` when ``root`` itself cannot be listed.
+    """
+    with os.scandir(root) as listing:
+        children = sorted(listing, key=lambda entry: entry.name)
+    found = (_run_dir(child) for child in children if child.name != "latest-run" and _is_dir(child))
+    return [run_dir for run_dir in found if run_dir is not None]
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
-        children = sorted(os.scandir(root), key=lambda entry: entry.name)
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _run_dir(child: os.DirEntry[str]) -> RunDir | None:
+    """``child`` as a run directory; None when it holds no run file.
+
+    A directory that cannot be listed may well be a run: it is kept with the
+    reason, rather than left out of the list without a word. Whatever is
+    named like a run file is taken, even a FIFO or a directory: the probe
+    says what it is.
+    """
+    path = Path(child.path)
+    try:
+        with os.scandir(path) as listing:
+            names = sorted(entry.name for entry in listing if fnmatch.fnmatchcase(entry.name, "run-*.wandb"))
+    except OSError as error:
+        return RunDir(child.name, path, error=f"cannot read this directory: {error.strerror or error}")
+    return RunDir(child.name, path, path / names[0]) if names else None
+
+
+def run_files(root: Path) -> list[tuple[str, Path]]:
+    """(directory name, run file) for every readable run directory directly under ``root``."""
+    try:
+        return [(run_dir.name, run_dir.file) for run_dir in scan_runs(root) if run_dir.file is not None]
     except OSError:
         return []
-    for child in children:
-        if child.name == "latest-run" or not child.is_dir(follow_symlinks=False):
-            continue
-        files = sorted(Path(child.path).glob("run-*.wandb"))
-        if files:
-            found.append((child.name, files[0]))
-    return found
 
 
 def is_workspace(path: str | os.PathLike[str]) -> bool:

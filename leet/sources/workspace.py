@@ -26,7 +26,7 @@ from leet.runfile.locate import RunNotFound
 from leet.runfile.reader import BLOCK_SIZE, RunFileError, read_records
 from leet.runfile.records import decode
 from leet.sources.base import Listeners
-from leet.sources.layout import head_of, is_workspace, run_files, workspace_root  # noqa: F401 - re-exported
+from leet.sources.layout import RunDir, head_of, is_workspace, run_files, scan_runs, workspace_root  # noqa: F401 - re-exported
 from leet.sources.run import RunSource
 from leet.sources.shared import SharedRunSource
 
@@ -75,16 +75,37 @@ class RunEntry:
         return self.state is RunState.RUNNING
 
 
+def problem(error: BaseException, file: Path) -> str:
+    """What went wrong with ``file``, naming it as its run directory's row does: by its own name."""
+    if isinstance(error, OSError) and error.strerror:
+        return f"{file.name}: {error.strerror}"
+    return str(error).replace(str(file), file.name) or type(error).__name__
+
+
+def failed(entry: RunEntry, why: str) -> RunEntry:
+    return replace(entry, state=RunState.UNKNOWN, error=why, reason=why)
+
+
+def unreadable(run_dir: RunDir) -> RunEntry:
+    """The row of a directory that could not be looked into."""
+    return failed(RunEntry(key=run_dir.name, directory=run_dir.path, file=run_dir.path), run_dir.error)
+
+
 def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) -> RunEntry:
-    """What the head and tail of a run file say: identity, start, and whether it ended."""
+    """What the head and tail of a run file say: identity, start, and whether it ended.
+
+    A file that cannot be read (not a regular file, no permission, not a run
+    file) gives an entry whose ``error`` says why; nothing here raises for it.
+    """
     entry = RunEntry(key=key, directory=file.parent, file=file)
     try:
         stat = file.stat()
-        head = read_records(file, 0, HEAD_BYTES)
+        entry = replace(entry, size=stat.st_size, mtime=stat.st_mtime)
+        head = read_records(file, 0, HEAD_BYTES)  # opens only a regular file, never blocking
         tail_start = max(0, stat.st_size - TAIL_BYTES) // BLOCK_SIZE * BLOCK_SIZE
         tail = read_records(file, tail_start) if stat.st_size > HEAD_BYTES else head
     except (OSError, RunFileError) as error:
-        return replace(entry, state=RunState.UNKNOWN, error=str(error), reason=str(error))
+        return failed(entry, problem(error, file))
     facts = head_of(file, head.records)
     info = facts.info
     ended = _last(tail.records, RunExit)
@@ -213,20 +234,15 @@ class WorkspaceSource(Listeners):
         now = self._wall()
         changed = False
         seen = set()
-        for key, file in run_files(self.root):
-            seen.add(key)
+        for run_dir in scan_runs(self.root):  # the root itself unreadable: raised, and the worker says so
+            seen.add(run_dir.name)
             with self._lock:
-                known = self._probes.get(key)
-            try:
-                stat = file.stat()
-            except OSError:
+                known = self._probes.get(run_dir.name)
+            entry = self._probe(run_dir, known, now)
+            if entry is None or entry == known:
                 continue
-            unchanged = known is not None and known.size == stat.st_size and known.mtime == stat.st_mtime
-            if unchanged and known is not None and not (known.state is RunState.RUNNING and now - known.mtime > self.crash_after):
-                continue
-            entry = probe(key, file, now, self.crash_after)
             with self._lock:
-                self._probes[key] = entry
+                self._probes[run_dir.name] = entry
             changed = True
         with self._lock:
             vanished = set(self._probes) - seen
@@ -239,6 +255,22 @@ class WorkspaceSource(Listeners):
         for key in gone:
             self.deselect(key)  # its row is gone: nothing could deselect it later
         return changed or bool(gone)
+
+    def _probe(self, run_dir: RunDir, known: RunEntry | None, now: float) -> RunEntry | None:
+        """A fresh look at ``run_dir``, or None when what is known still holds."""
+        if run_dir.file is None:
+            return unreadable(run_dir)
+        if known is not None and not known.error and known.file == run_dir.file:
+            try:
+                stat = run_dir.file.stat()
+            except OSError:
+                stat = None
+            unchanged = stat is not None and known.size == stat.st_size and known.mtime == stat.st_mtime
+            if unchanged and not (known.state is RunState.RUNNING and now - known.mtime > self.crash_after):
+                return None
+        # A run that had an error is looked at again each scan (a chmod changes no size
+        # or mtime); it only counts as changed when what it says changes.
+        return probe(run_dir.name, run_dir.file, now, self.crash_after)
 
     def entries(self) -> list[RunEntry]:
         """Newest first (by start time, then directory name)."""
@@ -260,8 +292,8 @@ class WorkspaceSource(Listeners):
         with self._lock:
             found = self._sources.get(key)
             entry = self._entries.get(key)
-        if found is not None or entry is None:
-            return found
+        if found is not None or entry is None or entry.error:
+            return found  # a run that cannot be read has its reason in its row, and nothing to load
         source: RunSource | SharedRunSource
         try:
             if len(entry.files) > 1:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import time
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,9 +12,9 @@ from textual.screen import Screen
 
 from leet.model.keys import system_key
 from leet.model.node_filter import LabelFilter
-from leet.model.run import RunState
+from leet.model.run import RunSnapshot, RunState
 from leet.model.store import SeriesKey
-from leet.runfile.locate import RunNotFound
+from leet.runfile.reader import RunFileError
 from leet.sources.base import Snapshots, WorkspaceView
 from leet.sources.shared import open_run
 from leet.sources.workspace import RunEntry
@@ -25,10 +24,11 @@ from leet.ui.screens.grid_actions import GridActions
 from leet.ui.screens.run import RunScreen
 from leet.ui.views.run import STATE_STYLE, metric_specs, overlay_view
 from widgets.chartframe import MODES
+from widgets.clock import clock_text
 from widgets.filterbar import FilterBar
 from widgets.grid import ChartGrid
 from widgets.matching import compile_filter
-from widgets.runlist import GroupHeader, ListRow, RunList, RunRow, compact_labels
+from widgets.runlist import GroupHeader, ListRow, RunList, RunNote, RunRow, compact_labels
 from widgets.text import clean
 from widgets.textline import TextLine
 from widgets.ticks import step_range
@@ -36,22 +36,32 @@ from widgets.ticks import step_range
 HINTS = (("h", "help"), ("q", "quit"), ("space", "select"), ("enter", "open"), ("f", "filter runs"), ("g", "group"), ("j", "job type"), ("/", "filter metrics"), ("tab", "focus"))
 GROUPINGS = ("flat", "group")
 NO_GROUP = "(no group)"
+UNREADABLE = "unreadable"  # the state column's 10 cells, for a run whose file or directory cannot be read
 
 
 def run_row(entry: RunEntry, grouping: str = "flat", job_type: str = "") -> RunRow:
     """One run's line; its details leave out what the grouping or the job-type filter already say."""
     # The column is 10 cells: "presumed crashed" would lose the word that matters.
     state = ("crashed?" if entry.state is RunState.CRASHED else entry.state.value) if entry.exit_code in (None, 0) else f"failed ({entry.exit_code})"
-    started = dt.datetime.fromtimestamp(entry.start_time).strftime("%m-%d %H:%M") if entry.start_time else ""
+    state = UNREADABLE if entry.error else state
+    started = clock_text(entry.start_time, "%m-%d %H:%M") if entry.start_time else ""
     detail = (
         f"segment {entry.segment[0]}/{entry.segment[1]}" if entry.segment else "",
         entry.group if grouping == "flat" else "",
         "" if job_type else entry.job_type,
     )
     return RunRow(
-        entry.key, entry.title, entry.run_id, state, STATE_STYLE[entry.state], started, entry.live,
+        entry.key, entry.title, entry.run_id, state, "error" if entry.error else STATE_STYLE[entry.state], started, entry.live,
         writers=entry.writers, labels=compact_labels(entry.labels), detail=tuple(part for part in detail if part),
     )
+
+
+def run_lines(entry: RunEntry, grouping: str = "flat", job_type: str = "", problem: str = "") -> list[ListRow]:
+    """A run's line, and under it what went wrong: its own error (it cannot be read), else ``problem``
+    (what reading it, once selected, hit)."""
+    row = run_row(entry, grouping, job_type)
+    why = entry.error or problem
+    return [row, RunNote(entry.key, why)] if why else [row]
 
 
 def entry_texts(entry: RunEntry) -> tuple[str, ...]:
@@ -79,18 +89,22 @@ def next_job_type(entries: Sequence[RunEntry], current: str) -> str:
     return cycle[(at + 1) % len(cycle)]
 
 
-def list_rows(entries: Sequence[RunEntry], grouping: str = "flat", job_type: str = "", pattern: str = "") -> list[ListRow]:
+def list_rows(
+    entries: Sequence[RunEntry], grouping: str = "flat", job_type: str = "", pattern: str = "", problems: Mapping[str, str] | None = None
+) -> list[ListRow]:
     """The runs list for ``entries`` (newest first): filtered by job type and ``pattern``, flat or under group headers.
 
     Groups come in the order of their newest run; runs without a group come last, under ``(no group)``.
+    ``problems`` holds what reading each selected run hit, by key.
     """
+    problems = problems or {}
     matches = compile_filter(pattern) if pattern else None
     shown = [
         entry for entry in entries
         if (not job_type or entry.job_type == job_type) and (matches is None or any(matches(text) for text in entry_texts(entry)))
     ]
     if grouping != "group":
-        return [run_row(entry, grouping, job_type) for entry in shown]
+        return [line for entry in shown for line in run_lines(entry, grouping, job_type, problems.get(entry.key, ""))]
     groups: dict[str, list[RunEntry]] = {}
     for entry in shown:
         groups.setdefault(entry.group, []).append(entry)
@@ -99,7 +113,7 @@ def list_rows(entries: Sequence[RunEntry], grouping: str = "flat", job_type: str
     rows: list[ListRow] = []
     for group, members in groups.items():
         rows.append(GroupHeader(group or NO_GROUP, len(members), sum(entry.live for entry in members)))
-        rows += [run_row(entry, grouping, job_type) for entry in members]
+        rows += [line for entry in members for line in run_lines(entry, grouping, job_type, problems.get(entry.key, ""))]
     return rows
 
 
@@ -148,16 +162,20 @@ class WorkspaceScreen(GridActions, Screen[None]):
     # -- drawing --------------------------------------------------------------------
     def update_view(self) -> None:
         entries = self.source.entries()
-        if entries and not self._auto_selected:
-            # Open on something: the newest run is selected, as a person would.
+        readable = [entry for entry in entries if not entry.error]
+        if readable and not self._auto_selected:
+            # Open on something: the newest run that can be read is selected, as a person would.
             self._auto_selected = True
-            self.source.select(entries[0].key)
+            self.source.select(readable[0].key)
         self._titles = {entry.key: entry.title for entry in entries}
+        runs = self._selected_runs()
+        snapshots = [source.snapshot(console_lines=0) for _, _, source in runs]
+        problems = {key: snapshot.error for (key, _, _), snapshot in zip(runs, snapshots) if snapshot.error}
         pattern = self.filters["runs"]
-        rows = list_rows(entries, self.grouping, self.job_type, pattern)
+        rows = list_rows(entries, self.grouping, self.job_type, pattern, problems)
         self.query_one(RunList).set_runs(rows, self.source.selected(), list_note(self.grouping, self.job_type, pattern))
         with self.app.batch_update():
-            self._draw_metrics()
+            self._draw_metrics(runs, snapshots)
             self._draw_bars(len(entries))
 
     def _selected_runs(self) -> list[tuple[str, str, Snapshots]]:
@@ -168,11 +186,12 @@ class WorkspaceScreen(GridActions, Screen[None]):
                 runs.append((key, self._titles.get(key, key), source))
         return runs
 
-    def _draw_metrics(self) -> None:
-        runs = self._selected_runs()
+    def _draw_metrics(self, runs: list[tuple[str, str, Snapshots]] | None = None, snapshots: list[RunSnapshot] | None = None) -> None:
+        if runs is None or snapshots is None:
+            runs = self._selected_runs()
+            snapshots = [source.snapshot(console_lines=0) for _, _, source in runs]
         keys: set[str] = set()
         last_step = 0
-        snapshots = [source.snapshot(console_lines=0) for _, _, source in runs]
         for snapshot in snapshots:
             keys.update(snapshot.history_keys)
             last_step = max(last_step, snapshot.last_step or 0)
@@ -209,18 +228,27 @@ class WorkspaceScreen(GridActions, Screen[None]):
     def on_run_list_toggled(self, event: RunList.Toggled) -> None:
         if event.key in self.source.selected():
             self.source.deselect(event.key)
-        else:
-            self.source.select(event.key)
+        elif self.source.select(event.key) is None:
+            self._say_why(event.key)
         self.update_view()
+
+    def _say_why(self, key: str) -> None:
+        """Why run ``key`` cannot be loaded, if its entry knows."""
+        entry = next((e for e in self.source.entries() if e.key == key), None)
+        if entry is not None and entry.error:
+            self.notify(clean(f"{entry.key}: {entry.error}"), severity="error", timeout=4)
 
     def on_run_list_opened(self, event: RunList.Opened) -> None:
         entry = next((e for e in self.source.entries() if e.key == event.key), None)
         if entry is None:
             return
+        if entry.error:
+            self._say_why(entry.key)
+            return
         view_key = f"{entry.key}#open"
         try:
             run = open_run(list(entry.files) or [entry.file], self.source.store, key=view_key)  # every writer of a shared run
-        except RunNotFound as error:  # deleted since the last scan
+        except (RunFileError, OSError) as error:  # deleted since the last scan, or unreadable now
             self.notify(clean(str(error)), severity="error", timeout=4)
             return
         app = leet_app(self.app)
