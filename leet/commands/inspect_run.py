@@ -23,7 +23,6 @@ import dataclasses
 import json
 import math
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any, Iterable, TextIO
 
 from leet.model.run import RunModel
 from leet.model.state import CRASH_AFTER, Verdict, duration, judge, parse_duration
-from leet.model.values import collapse_media, describe_value
+from leet.model.values import collapse_media, describe_value, is_finite
 from leet.runfile.events import (
     ConfigUpdate,
     ConsoleOutput,
@@ -46,17 +45,15 @@ from leet.runfile.events import (
     SummaryUpdate,
 )
 from leet.runfile.locate import find_run_file
-from leet.runfile.reader import RunFileError
+from leet.runfile.reader import FileChanged, RunFileError
 from leet.runfile.records import Decoded, EventReader, flatten
+from widgets.text import escaped
 
 DEFAULT_IDLE_TIMEOUT = 600.0
 POLL_INTERVAL = 0.25
 CONSOLE_TAIL_LINES = 20
 HINT_WIDTH = 72
 READ_BATCH = 4096  # records per read: bounded memory on long runs
-
-# C0 and C1 controls, DEL, and the Unicode bidi controls that reorder what follows them.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 # ---------------------------------------------------------------- command line
@@ -149,8 +146,22 @@ class _Follower:
         self.history_values = history_values
         self.reader: EventReader | None = None
         self.torn_bytes = 0
+        self.gone = False  # following, the file was deleted
 
     def batches(self) -> Iterable[list[Decoded]]:
+        """Batches of records; following, a file truncated or replaced is read again from its start."""
+        while True:
+            try:
+                yield from self._read()
+                return
+            except FileChanged as change:
+                if change.how == "deleted":
+                    print(f"leet inspect: {safe_text(str(self.path))} was deleted; stopped following", file=sys.stderr)
+                    self.gone = True
+                    return
+                print(f"leet inspect: {safe_text(str(self.path))} was {change.how}; reading it again from the start", file=sys.stderr)
+
+    def _read(self) -> Iterable[list[Decoded]]:
         with EventReader(self.path, live=self.follow, history_values=self.history_values) as reader:
             self.reader = reader
             quiet_since = time.monotonic()
@@ -186,7 +197,7 @@ def _print_records(path: Path, args: argparse.Namespace) -> int:
         out.write("\n".join(lines) + "\n")
         out.flush()
     _report_losses(follower)
-    return 0
+    return 1 if follower.gone else 0
 
 
 def _report_losses(follower: _Follower) -> None:
@@ -202,16 +213,7 @@ def _report_losses(follower: _Follower) -> None:
 
 def safe_text(text: str) -> str:
     """``text`` with control characters and bidi controls escaped, so a terminal shows it as it is."""
-    return _UNSAFE.sub(_escape, text)
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    special = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char)
-    if special:
-        return special
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return escaped(text)
 
 
 def _short(text: str, width: int = HINT_WIDTH) -> str:
@@ -352,7 +354,7 @@ def run_runtime(state: RunModel) -> float | None:
         return recorded
     for key in ("_runtime", "_wandb.runtime"):
         value = state.summary.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and is_finite(value) and value > 0:
             return float(value)
     return recorded
 

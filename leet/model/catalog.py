@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
+from typing import Collection, Iterable, Mapping, TypeVar
 
 from leet.model.keys import LABEL_SEPARATOR, join_label, natural_key, split_label
 from leet.model.metric_rules import _meaning
@@ -192,10 +192,78 @@ def group(keys: Iterable[str], order: str = "symon") -> list[ChartSpec]:
     return specs
 
 
+# --- capping -------------------------------------------------------------
+
+# Metrics charted per run (history keys of one writer, system keys of one writer).
+# A run file can name millions of keys; nobody pages through more than this.
+MAX_METRICS = 10_000
+# Names of keys past the cap remembered so each is counted once; past this the count is a lower bound.
+_COUNTED = 100_000
+_V = TypeVar("_V")
+
+
+class KeyCap:
+    """The first ``limit`` distinct keys, in the order they came; later keys are counted, not kept.
+
+    First come rather than first by name: a key once shown never gives its
+    place to a later one, and what the store holds for it stays drawn.
+    ``shown`` is the set itself, for callers that test membership.
+    """
+
+    def __init__(self, limit: int = MAX_METRICS, shown: set[str] | None = None) -> None:
+        self.limit = limit
+        self.shown: set[str] = shown if shown is not None else set()
+        self._over: set[str] = set()
+        self._lost = False  # some keys past the cap were never named, or not remembered
+        self._widest = 0  # the most keys one row held, read or not
+
+    def add(self, keys: Collection[str]) -> None:
+        shown = self.shown
+        if len(shown) + len(keys) <= self.limit:
+            shown.update(keys)
+            return
+        new = [key for key in keys if key not in shown]
+        room = max(0, self.limit - len(shown))
+        shown.update(new[:room])
+        self._count(new[room:])
+
+    def _count(self, keys: Iterable[str]) -> None:
+        over = self._over
+        for key in keys:
+            if len(over) < _COUNTED:
+                over.add(key)
+            elif key not in over:
+                self._lost = True
+
+    def saw_row(self, keys: int, unread: int) -> None:
+        """A row of ``keys`` keys, ``unread`` of them never named (too wide to read whole)."""
+        self._widest = max(self._widest, keys)
+        if unread:
+            self._lost = True
+
+    def filter(self, values: Mapping[str, _V]) -> Mapping[str, _V]:
+        """``values`` with only the shown keys."""
+        if not self._over and not self._lost:
+            return values
+        shown = self.shown
+        return {key: value for key, value in values.items() if key in shown}
+
+    @property
+    def hidden(self) -> int:
+        """Keys past the cap: exact when ``exact``, else at least this many."""
+        return max(len(self._over), self._widest - len(self.shown))
+
+    @property
+    def exact(self) -> bool:
+        return not self._lost
+
+
 __all__ = [
     "FAMILIES",
+    "MAX_METRICS",
     "ORDERS",
     "ChartSpec",
+    "KeyCap",
     "MetricInfo",
     "describe",
     "group",

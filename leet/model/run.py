@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Collection, Iterable, Mapping
 
 from leet.model.axes import MetricAxes
+from leet.model.catalog import KeyCap
 from leet.model.state import CRASH_AFTER, RunState, Verdict, judge
 from leet.runfile.events import (
     ConfigUpdate,
@@ -104,6 +105,7 @@ class RunModel:
     bytes_read: int = 0
     lost_bytes: int = 0
     lost_records: int = 0
+    lost_uncounted: int = 0  # losses no later record could count: lost_records is then a minimum
     lost_regions: int = 0
     loaded: bool = False  # the first full read reached the end of the file
     last_growth: float = 0.0  # monotonic seconds when the file last grew
@@ -111,6 +113,26 @@ class RunModel:
     media_keys: dict[str, str] = field(default_factory=dict)  # media logged in the history: key → W&B type
     writer: str = ""  # the program that wrote the file, from its header record
     axes: MetricAxes = field(default_factory=MetricAxes)  # define_metric rules
+    # What is kept of a run that logs millions of keys (catalog.KeyCap): history_keys is the metrics cap's own set.
+    metric_cap: KeyCap = field(init=False, repr=False)
+    system_cap: KeyCap = field(default_factory=KeyCap, repr=False)
+    summary_cap: KeyCap = field(default_factory=KeyCap, repr=False)
+    config_cap: KeyCap = field(default_factory=KeyCap, repr=False)
+
+    def __post_init__(self) -> None:
+        self.metric_cap = KeyCap(shown=self.history_keys)
+
+    def add_history_keys(self, values: Collection[str]) -> None:
+        """Keys of history rows; past the cap only counted. A row read in part (``WideRow``) says how much it left."""
+        self.metric_cap.add(values)
+        unread = getattr(values, "unread", 0)
+        if unread:
+            self.metric_cap.saw_row(len(values) + unread, unread)
+
+    def capped(self) -> dict[str, tuple[int, int, bool]]:
+        """Each cap that left keys out: {"metrics" | "system" | "summary" | "config": (kept, left out, exact count)}."""
+        caps = {"metrics": self.metric_cap, "system": self.system_cap, "summary": self.summary_cap, "config": self.config_cap}
+        return {name: (len(cap.shown), cap.hidden, cap.exact) for name, cap in caps.items() if cap.hidden}
 
     def apply(self, event: Any, label: str | None = None) -> None:
         if isinstance(event, DataLoss):
@@ -120,21 +142,21 @@ class RunModel:
         if isinstance(event, HistoryRow):
             self.history_rows += 1
             self.last_step = event.step if self.last_step is None else max(self.last_step, event.step)
-            self.history_keys.update(event.values)
+            self.add_history_keys(event.values)
             if event.media:
                 self.media_keys.update(event.media)
         elif isinstance(event, StatsRow):
             self.stats_rows += 1
         elif isinstance(event, SummaryUpdate):
-            _merge(self.summary, event.update, event.remove)
+            _merge(self.summary, _kept(self.summary_cap, event.update), event.remove)
         elif isinstance(event, ConfigUpdate):
-            _merge(self.config, event.update, event.remove)
+            _merge(self.config, _kept(self.config_cap, event.update), event.remove)
         elif isinstance(event, ConsoleOutput):
             self.console.feed(event.stream, event.text, label, event.timestamp)
         elif isinstance(event, RunInfo):
             if self.info is None:
                 self.info = event
-                for key, value in event.config.items():
+                for key, value in _kept(self.config_cap, event.config).items():
                     self.config.setdefault(key, value)
         elif isinstance(event, Environment):
             self.environments.append(event)
@@ -158,6 +180,12 @@ class RunModel:
 
     def state(self, now: float, crash_after: float, size: int | None = None) -> RunState:
         return self.verdict(now, crash_after, size).state
+
+
+def _kept(cap: KeyCap, update: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The update's keys that fit under ``cap``; the others are counted."""
+    cap.add(update)
+    return cap.filter(update)
 
 
 def _merge(target: dict[str, Any], update: Mapping[str, Any], remove: Iterable[str]) -> None:
@@ -222,6 +250,13 @@ class RunSnapshot:
     hidden: frozenset[str] = frozenset()  # history keys define_metric hid
     goals: Mapping[str, str] = field(default_factory=dict)  # metric (or glob) -> "minimize" / "maximize"
     reason: str = ""  # why the state is what it is, in words
+    capped: Mapping[str, tuple[int, int, bool]] = field(default_factory=dict)  # RunModel.capped(): keys kept, keys past a cap, exact or at least
+    lost_uncounted: int = 0  # losses whose record count nobody can tell (lost_records is a minimum)
+
+    @property
+    def lost_text(self) -> str:
+        """How many records damage cost, as honestly as the file tells: "" when none."""
+        return lost_records_text(self.lost_records, self.lost_uncounted, self.lost_bytes)
 
     @classmethod
     def of(cls, model: RunModel, *, run_key: str, state: RunState, file_size: int, run_id: str, console_lines: int = 2000, error: str = "", stopped: bool = False, reason: str = "", segments: tuple[Segment, ...] = ()) -> "RunSnapshot":
@@ -242,14 +277,25 @@ class RunSnapshot:
             file_size=file_size,
             lost_bytes=model.lost_bytes,
             lost_records=model.lost_records,
+            lost_uncounted=model.lost_uncounted,
             exit_code=model.exit.exit_code if model.exit is not None else None,
             error=error,
             stopped=stopped,
             run_id=run_id,
             reason=reason,
             segments=segments,
+            capped=model.capped(),
             **axes_of(model),
         )
+
+
+def lost_records_text(records: int, uncounted: int, lost_bytes: int) -> str:
+    """"3 records", "at least 3 records", "an unknown number of records", or "" when nothing was lost."""
+    if not (records or uncounted or lost_bytes):
+        return ""
+    if uncounted:
+        return f"at least {records:,} records" if records else "an unknown number of records"
+    return f"{records:,} record" + ("" if records == 1 else "s")
 
 
 def axes_of(model: RunModel) -> dict[str, Any]:

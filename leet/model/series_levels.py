@@ -222,11 +222,13 @@ def _fold_buckets_bulk(columns: list[array], fold: int, ordered: bool) -> list[a
 
 
 class _Series:
-    __slots__ = ("levels", "fold", "newest_t", "newest_v", "unordered", "version")
+    __slots__ = ("levels", "depth", "fold", "newest_t", "newest_v", "unordered", "version")
 
     def __init__(self, capacity: int, fold: int, levels: int) -> None:
-        raw = _Ring(2, capacity)  # t, value
-        self.levels = [raw] + [_Ring(5, capacity) for _ in range(levels - 1)]
+        # Coarser levels are made on the first fold: a run of many short series
+        # (thousands of metrics, a few points each) then costs two arrays per series.
+        self.levels = [_Ring(2, capacity)]  # t, value
+        self.depth = levels
         self.fold = fold
         self.newest_t = -math.inf
         self.newest_v = math.nan
@@ -283,7 +285,7 @@ class _Series:
             level.extend(columns)
             return
         merged = level.merged(columns)
-        if depth + 1 == len(self.levels):
+        if depth + 1 == self.depth:
             level.replace([column[-capacity:] for column in merged])
             return
         # As many folds as one push at a time would make, oldest first: the
@@ -292,17 +294,24 @@ class _Series:
         level.replace([column[cut:] for column in merged])
         oldest = [column[:cut] for column in merged]
         fold = _fold_points_bulk if depth == 0 else _fold_buckets_bulk
+        self._coarser(depth)
         self._push_many(depth + 1, fold(oldest, self.fold, not self.unordered))
+
+    def _coarser(self, depth: int) -> _Ring:
+        """The level after ``depth``, made when first needed."""
+        if depth + 1 == len(self.levels):
+            self.levels.append(_Ring(5, self.levels[0].capacity))
+        return self.levels[depth + 1]
 
     def _make_room(self, depth: int) -> None:
         level = self.levels[depth]
-        if depth + 1 == len(self.levels):
+        if depth + 1 == self.depth:
             level.drop_oldest(1)
             return
         columns = level.oldest(self.fold)
         bucket = _fold_points(*columns) if depth == 0 else _fold_buckets(columns)
         level.drop_oldest(self.fold)
-        coarser = self.levels[depth + 1]
+        coarser = self._coarser(depth)
         if coarser.full():
             self._make_room(depth + 1)
         coarser.push(bucket)

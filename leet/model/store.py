@@ -19,6 +19,11 @@ Out-of-order points (several writers of one shared run, merged) are appended
 as they come; a series that ever received a point older than its newest is
 sorted by time when it is read, so snapshots are always in time order.
 
+A run namespace holds at most ``max_series`` series: past that,
+``append_many`` and ``extend_many`` make no new series and count the keys
+they refused (``refused``), so a file that names millions of keys costs
+bounded memory.
+
 ``extend`` and ``extend_many`` add whole batches (a run file being loaded)
 with array slicing and ``map`` over the levels instead of a Python step per
 point. They end in exactly the state that ``append`` point by point would:
@@ -46,6 +51,11 @@ from leet.model.series_levels import _Series
 _log = logging.getLogger(__name__)
 
 _MAX_WARNED_KEYS = 1000
+# Series one run namespace may hold. The run model charts at most catalog.MAX_METRICS keys
+# per writer and stores no others; this is the backstop for any other writer of the store
+# (a shared run's writers share a namespace, so it is several times that).
+MAX_SERIES = 40_000
+_MAX_REFUSED_NAMES = 100_000  # refused keys remembered so each counts once
 
 
 class SeriesKey(NamedTuple):
@@ -80,7 +90,7 @@ def _since(columns: tuple[array, ...], since: float) -> tuple[array, ...]:
 class Store:
     """Series memory shared by source threads (writers) and the UI (reader)."""
 
-    def __init__(self, capacity: int = 1024, fold: int = 4, levels: int = 5) -> None:
+    def __init__(self, capacity: int = 1024, fold: int = 4, levels: int = 5, max_series: int = MAX_SERIES) -> None:
         if capacity < 2:
             raise ValueError(f"capacity must be at least 2, got {capacity}")
         if not 2 <= fold <= capacity:
@@ -97,6 +107,8 @@ class Store:
         self._by_raw_key: dict[str, dict[str, _Series]] = {}
         self._version = 0
         self._warned: set[tuple[str, str]] = set()
+        self._max_series = max_series
+        self._refused: dict[str, set[str]] = {}
 
     # --- writing ------------------------------------------------------------
 
@@ -127,6 +139,8 @@ class Store:
             for raw_key, value in points:
                 found = by_raw_key.get(raw_key)
                 if found is None:
+                    if self._full(run, raw_key):
+                        continue
                     key, label = split_label(str(raw_key))
                     found = by_raw_key[raw_key] = self._get_or_add(SeriesKey(run, key, label))
                 found.push(t, value)
@@ -176,6 +190,8 @@ class Store:
                         continue
                     found = by_raw_key.get(raw_key)
                     if found is None:
+                        if self._full(run, raw_key):
+                            continue
                         key, label = split_label(str(raw_key)) if labelled else (str(raw_key), None)
                         found = by_raw_key[raw_key] = self._get_or_add(SeriesKey(run, key, label))
                     found.extend(points.t, points.v, points.ascending)
@@ -190,10 +206,34 @@ class Store:
         with self._lock:
             keys = self._by_run.pop(run, [])
             self._by_raw_key.pop(run, None)
+            self._refused.pop(run, None)
             for series in keys:
                 del self._series[series]
             self._version += 1
         return len(keys)
+
+    def drop_label(self, run: str, label: str | None) -> int:
+        """Forget the series of ``run`` with node label ``label`` (None: the unlabelled ones); returns how many."""
+        with self._lock:
+            keys = self._by_run.get(run, [])
+            gone = [series for series in keys if series.label == label]
+            if not gone:
+                return 0
+            self._by_run[run] = [series for series in keys if series.label != label]
+            self._by_raw_key.pop(run, None)  # rebuilt as series are added again
+            for series in gone:
+                del self._series[series]
+            self._version += 1
+        return len(gone)
+
+    def _full(self, run: str, raw_key: str) -> bool:
+        """True, and the key counted as refused, when ``run`` holds as many series as it may."""
+        if len(self._by_run.get(run, ())) < self._max_series:
+            return False
+        refused = self._refused.setdefault(run, set())
+        if len(refused) < _MAX_REFUSED_NAMES:
+            refused.add(raw_key)
+        return True
 
     def _get_or_add(self, series: SeriesKey) -> _Series:
         found = self._series.get(series)
@@ -287,6 +327,11 @@ class Store:
         with self._lock:
             found = self._series.get(series)
             return 0 if found is None else found.entries()
+
+    def refused(self, run: str) -> int:
+        """Keys ``run`` got no series for because it held ``max_series`` already (counted up to 100,000)."""
+        with self._lock:
+            return len(self._refused.get(run, ()))
 
     def version(self) -> int:
         """Changes on every write; equal versions mean nothing changed."""

@@ -14,10 +14,12 @@ the time to load a long run. Two tricks avoid it:
   repeated fields, so one parse yields every item's name in one list and every
   value in another: two C-level calls per record instead of several per item.
 
-The merged lists are only used when no item uses ``key`` and there are as
-many names as values. Anything else (nested names like ``eval.loss``, media
-split into paths, removals, typed values) returns None and the caller takes
-the per-item path, whose results these fast paths reproduce. The one thing
+The merged lists are only used when the items all use ``key`` or all use
+``nested_key`` and there are as many names as values. Anything else (nested
+names like ``eval.loss``, media split into paths, removals, typed values)
+returns None and the caller takes the per-item path, whose results these
+fast paths reproduce. A row wider than ``convert.ROW_ITEMS`` is read as far as
+its first names, as the per-item path reads it, without listing every item. The one thing
 the lists cannot show is where one item ends: a record in which an item with
 no name (or with two values) makes up for another item's two-part name would
 pair names and values differently than the per-item path. No writer makes
@@ -33,6 +35,7 @@ from typing import Any
 from google.protobuf import descriptor_pool, message_factory
 
 from leet.runfile import wandb_records_pb2 as pb
+from leet.runfile.convert import _ROW_FIELDS, ROW_ITEMS, WideRow, first_names
 from leet.runfile.events import HistoryRow
 
 # ---------------------------------------------------------------- peeking at the raw bytes
@@ -190,12 +193,18 @@ def history_row(payload: bytes) -> HistoryRow | None:
         return None
     history = record.history
     items = history.item
-    if items.key:
+    if items.key and items.nested_key:  # each item has one or the other: the lists do not pair
         return None
-    names = list(items.nested_key)
-    texts = list(items.value_json)
-    if len(names) != len(texts):  # a name in parts, a typed value, …: per item
+    all_names, all_texts = items.key or items.nested_key, items.value_json
+    if len(all_names) != len(all_texts):  # a name in parts, a typed value, …: per item
         return None
+    if len(all_names) > ROW_ITEMS:
+        return _wide_row(history, all_names, all_texts)
+    return history_row_of(history, list(all_names), list(all_texts))
+
+
+def history_row_of(history: Any, names: list[str], texts: list[str]) -> HistoryRow | None:
+    """A row from its items' names and JSON texts, paired; None when a value is not a number."""
     try:
         values = dict(zip(names, map(float, texts)))
     except ValueError:  # strings, objects, lists: per item
@@ -210,6 +219,21 @@ def history_row(payload: bytes) -> HistoryRow | None:
         timestamp=timestamp,
         runtime=runtime,
     )
+
+
+def _wide_row(history: Any, names: Any, texts: Any) -> HistoryRow | None:
+    """A row of more than ``ROW_ITEMS`` items, as the per-item path reads it: its first names only.
+
+    ``names`` and ``texts`` are the parsed message's own lists: each is walked
+    without copying it whole, so a million-item row makes no million-item list.
+    """
+    chosen = first_names(names)
+    picked = [index for index, name in enumerate(names) if name in chosen or name in _ROW_FIELDS]
+    row = history_row_of(history, [names[i] for i in picked], [texts[i] for i in picked])
+    if row is None:
+        return None
+    values = WideRow(row.values, len(names) - len(picked))
+    return HistoryRow(step=row.step, values=values, timestamp=row.timestamp, runtime=row.runtime)
 
 
 def history_step(payload: bytes) -> HistoryRow | None:

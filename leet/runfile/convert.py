@@ -10,8 +10,11 @@ decoded whole with ``json.loads``.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
+import re
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from leet.runfile import wandb_records_pb2 as pb
@@ -39,6 +42,15 @@ _GOALS = {1: "minimize", 2: "maximize"}
 _SUMMARIES = ("min", "max", "mean", "best", "last", "none", "first")
 INTERNAL_CONFIG_KEY = "_wandb"
 
+# JSON nesting decoded at most: a writer can send a value a million levels deep,
+# and every reader of config and summary values (display, flatten, JSON output) walks it.
+DEPTH_CAP = 32
+CUT = "…"  # stands for the levels below the cap in a shallow copy
+# A text shorter than this holds too few brackets to nest deeper than the cap.
+_DEEP_LENGTH = 2 * (DEPTH_CAP + 1)
+# Strings (skipped whole, escapes included) and the brackets outside them.
+_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{\]}]', re.S)
+
 
 class Decoded(NamedTuple):
     """One decoded record: where it starts, its kind (``"history"``, ``"exit"`` …; ``"loss"`` for DataLoss), its ``Record.num``."""
@@ -64,11 +76,18 @@ def item_name(item: Any) -> str:
 
 
 def json_value(text: str) -> Any:
-    """A ``value_json`` decoded; NaN/Infinity become floats; text that is not JSON is kept as it is."""
+    """A ``value_json`` decoded; NaN/Infinity become floats; text that is not JSON is kept as it is.
+
+    A value nested deeper than ``DEPTH_CAP`` stays text, as a ``DeepJSON``.
+    """
+    if len(text) >= _DEEP_LENGTH and too_deep(text):
+        return DeepJSON(text)
     try:
         value, end = _scan_json(text, 0)
     except (StopIteration, ValueError):
         return text if text else None
+    except RecursionError:
+        return DeepJSON(text)
     if end != len(text):
         try:
             return _loads(text)  # trailing whitespace is fine, anything else is not JSON
@@ -77,27 +96,108 @@ def json_value(text: str) -> Any:
     return value
 
 
+def too_deep(text: str) -> bool:
+    """Whether the JSON in ``text`` nests more than ``DEPTH_CAP`` levels (brackets in strings do not count)."""
+    if text.count("[") + text.count("{") <= DEPTH_CAP:
+        return False
+    depth = 0
+    for token in _JSON_TOKENS.finditer(text):
+        bracket = token.group()
+        if bracket in "[{":
+            depth += 1
+            if depth > DEPTH_CAP:
+                return True
+        elif bracket in "]}":
+            depth -= 1
+    return False
+
+
+class DeepJSON(str):
+    """A JSON value nested deeper than ``DEPTH_CAP``, kept as its text.
+
+    Output that keeps values whole (``inspect --json``) writes the text as a
+    string; display shows :meth:`shallow`.
+    """
+
+    def shallow(self, keep: int = DEPTH_CAP) -> Any:
+        """The value decoded to ``keep`` levels (at most ``DEPTH_CAP``), each container below them replaced by ``CUT``."""
+        return _cut(self, min(keep, DEPTH_CAP))[0]
+
+    def depth(self) -> int:
+        """How many levels the value nests."""
+        return _cut(self, DEPTH_CAP)[1]
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # Split-load frames carry values as RawJSON, which decodes back into a DeepJSON when shown.
+        return RawJSON, (str(self),)
+
+
+@lru_cache(maxsize=64)
+def _cut(text: str, keep: int) -> tuple[Any, int]:
+    # A long run redraws its overview often; cutting a value a million levels deep takes a while.
+    cut, depth = cut_text(text, keep)
+    return json_value(cut), depth
+
+
+def cut_text(text: str, keep: int = DEPTH_CAP) -> tuple[str, int]:
+    """``text`` with every container that starts below ``keep`` levels replaced by the string ``CUT``, and its depth."""
+    pieces: list[str] = []
+    depth = deepest = 0
+    resume = 0
+    for token in _JSON_TOKENS.finditer(text):
+        bracket = token.group()
+        if bracket in "[{":
+            depth += 1
+            if depth == keep + 1:
+                pieces.append(text[resume : token.start()])
+                pieces.append(f'"{CUT}"')
+            deepest = max(deepest, depth)
+        elif bracket in "]}":
+            if depth == keep + 1:
+                resume = token.end()
+            depth -= 1
+    if depth <= keep:
+        pieces.append(text[resume:])
+    return "".join(pieces), deepest
+
+
 def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested dicts as one level of dotted keys: ``{"a": {"b": 1}}`` → ``{"a.b": 1}``."""
+    """Nested dicts as one level of dotted keys: ``{"a": {"b": 1}}`` → ``{"a.b": 1}``.
+
+    Walks with its own stack: a mapping may nest deeper than Python recurses.
+    """
     flat: dict[str, Any] = {}
-    for key, value in mapping.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            flat.update(flatten(value, name + "."))
-        else:
+    stack = [(prefix, iter(mapping.items()))]
+    while stack:
+        outer, items = stack[-1]
+        for key, value in items:
+            name = f"{outer}{key}"
+            if isinstance(value, dict) and value:
+                stack.append((name + ".", iter(value.items())))
+                break
             flat[name] = value
+        else:
+            stack.pop()
     return flat
 
 
-def _numbers_in(value: Any, name: str, out: dict[str, float]) -> None:
+def _numbers_in(value: Any, name: str, out: dict[str, float], depth: int = 0) -> None:
     """Numeric leaves of a decoded JSON value; media, tables and histograms (objects with ``_type``) are skipped."""
     if isinstance(value, bool) or value is None:
         return
     if isinstance(value, (int, float)):
-        out[name] = float(value)
-    elif isinstance(value, dict) and "_type" not in value:
+        out[name] = _as_float(value)
+    elif isinstance(value, dict) and "_type" not in value and depth < DEPTH_CAP:
         for key, inner in value.items():
-            _numbers_in(inner, f"{name}.{key}", out)
+            _numbers_in(inner, f"{name}.{key}", out, depth + 1)
+
+
+def _as_float(number: int | float) -> float:
+    """``number`` as a float; an int beyond the float range as the infinity it overflows to."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
 
 
 def _typed_value(item: Any) -> Any:
@@ -117,12 +217,16 @@ def _seconds(stamp: Any) -> float:
 # ---------------------------------------------------------------- records → events
 
 
-def _history(history: Any) -> HistoryRow:
+def _history(history: Any, items: Any = None) -> HistoryRow:
+    if items is None:
+        items = history.item
+        if len(items) > ROW_ITEMS:
+            return _wide_history(history, items)
     values: dict[str, float] = {}
     reserved: dict[str, float] = {}
     media: list[str] = []
     kinds: list[tuple[str, str]] = []  # (media key, its _type)
-    for item in history.item:
+    for item in items:
         nested = item.nested_key
         if not nested:
             name = item.key
@@ -161,6 +265,40 @@ def _history(history: Any) -> HistoryRow:
         runtime=reserved.get("_runtime"),
         media=tuple(kinds),
     )
+
+
+# Items of one history row that are read: a wider row is a width bomb (a file of a
+# million keys in a row), whose other names are only counted. As many as a run's
+# charts (``catalog.MAX_METRICS``), so a row's keys past it could not be shown anyway.
+ROW_ITEMS = 10_000
+
+
+class WideRow(dict):
+    """The values of a row with more than ``ROW_ITEMS`` items; ``unread``: how many items were not read."""
+
+    __slots__ = ("unread",)
+
+    def __init__(self, values: Mapping[str, float], unread: int) -> None:
+        super().__init__(values)
+        self.unread = unread
+
+
+def first_names(names: Iterable[str], count: int = ROW_ITEMS) -> set[str]:
+    """The ``count`` names that sort first (by code point), reserved ones (``_step``) left for the caller.
+
+    wandb-core writes a row's items in no fixed order, so the first items would
+    be different keys in each row; the first names are the same keys in every row.
+    """
+    return set(heapq.nsmallest(count, (name for name in names if name not in _ROW_FIELDS)))
+
+
+def _wide_history(history: Any, items: Any) -> HistoryRow:
+    """A row read only as far as its first ``ROW_ITEMS`` names, without a list of every item."""
+    chosen = first_names(map(item_name, items))
+    picked = [item for item in items if (name := item_name(item)) in chosen or name in _ROW_FIELDS]
+    row = _history(history, picked)
+    values = WideRow(row.values, len(items) - len(picked))
+    return HistoryRow(step=row.step, values=values, timestamp=row.timestamp, runtime=row.runtime, media=row.media)
 
 
 def _history_step(history: Any) -> HistoryRow:
@@ -216,11 +354,14 @@ def _updates(items: Iterable[Any]) -> dict[str, Any]:
         else:
             name = item.key
         text = item.value_json
+        if len(text) >= _DEEP_LENGTH and too_deep(text):
+            update[name] = DeepJSON(text)
+            continue
         try:
             value, end = scan(text, 0)
             if end != len(text):
                 value = json_value(text)
-        except (StopIteration, ValueError):
+        except (StopIteration, ValueError, RecursionError):
             value = json_value(text)
         update[name] = value
     return update

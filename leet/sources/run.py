@@ -15,12 +15,13 @@ import threading
 import time
 from typing import Any, Callable, Mapping
 
+from leet.model.catalog import KeyCap
 from leet.model.keys import axis_key, join_label, split_label, system_key
 from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState, Segment
 from leet.model.store import Store
 from leet.runfile.events import HistoryRow, StatsRow
 from leet.runfile.locate import find_run_file
-from leet.runfile.reader import RunFileError
+from leet.runfile.reader import FileChanged, RunFileError
 from leet.runfile.records import EventReader
 from leet.sources.parallel import (
     SPLIT_LOAD_BYTES,
@@ -81,9 +82,15 @@ class RunSource(Tailer):
         self.poll_interval = poll_interval
         self.crash_after = crash_after
         self._monotonic = monotonic
+        self._lock = threading.Lock()
+        self._notice = ""  # what happened to the file itself (deleted, replaced, rewritten)
+        self._gone = False  # deleted: nothing more to read unless a file appears at the path again
+        self._begin(wall())
+
+    def _begin(self, now_wall: float) -> None:
+        """Reading state for the file from its first byte (at the start, and after it changed under us)."""
         # Only the latest summary is shown: a poll's summary records arrive as one event.
         self._reader = EventReader(self.path, fold_summary=True)
-        self._lock = threading.Lock()
         self.model = RunModel()
         self._read_error = ""
         self._file_size = 0
@@ -100,7 +107,7 @@ class RunSource(Tailer):
         self._first_step_at = 0.0
         match = _RUN_FILE.search(self.path.name)
         self._file_run_id = match.group("id") if match else self.path.stem
-        self._seed_growth(wall())
+        self._seed_growth(now_wall)
 
     def _seed_growth(self, now_wall: float) -> None:
         # A file last written long ago is stale from the start: its age counts
@@ -126,6 +133,8 @@ class RunSource(Tailer):
     # -- reading ---------------------------------------------------------------
     def step(self) -> bool:
         """Read what is new (one batch) and fold it in; True if anything changed."""
+        if self._gone:
+            return self._came_back()
         if self._child is not None and self._reader.stopped_at is not None:
             return self._take_from_child()
         first = self._polls == 0
@@ -138,6 +147,8 @@ class RunSource(Tailer):
             elif self._split_pending and time.monotonic() - self._first_step_at >= SPLIT_DELAY:
                 self._start_split(self._size_at_start)
             batch = self._reader.poll(limit)
+        except FileChanged as change:
+            return self._file_changed(change)
         except (RunFileError, OSError) as error:
             with self._lock:
                 changed = self._read_error != str(error)
@@ -167,11 +178,46 @@ class RunSource(Tailer):
             self._update_counters()
         return changed
 
+    # -- the file changed under us --------------------------------------------------
+    def _file_changed(self, change: FileChanged) -> bool:
+        """Say what happened; read the new content from its start, or stop if the file is gone."""
+        name = self.path.name
+        if change.how == "deleted":
+            self._gone = True
+            with self._lock:
+                self._notice = f"{name} was deleted: showing what was read before"
+            return True
+        self._restart(f"{name} was {change.how}: read again from the start")
+        return True
+
+    def _came_back(self) -> bool:
+        """A deleted file that appears again is read from its start."""
+        if not os.path.exists(self.path):
+            return False
+        self._restart(f"{self.path.name} was deleted and written again: read from the start")
+        return True
+
+    def _restart(self, notice: str) -> None:
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
+        self._reader.close()
+        with self._lock:
+            for run in self.store.runs():
+                if run == self.run_key or run.startswith(axis_key(self.run_key, "")):
+                    self.store.drop_label(run, self.history_label)
+            self.store.drop_label(self.system_key, self.label)
+            self.label = None
+            self._notice = notice
+            self._gone = False
+            self._begin(time.time())
+
     def _update_counters(self) -> None:
         model = self.model
         model.bytes_read = self._resume_at if self._child is not None and self._child_checked else self._reader.offset
         model.lost_bytes = self._reader.lost_bytes + self._child_lost[1]
         model.lost_records = self._reader.lost_records + self._child_lost[0]
+        model.lost_uncounted = self._reader.uncounted_losses
 
     def _apply(self, decoded: list[Any]) -> None:
         history = HistoryColumns()
@@ -187,6 +233,7 @@ class RunSource(Tailer):
                 values = event.values
                 if self.label is None or self.default_label is not None:
                     values = self._labelled(values)
+                values = _kept(model.system_cap, values)
                 for key, value in values.items():
                     column = system.get(key)
                     if column is None:
@@ -289,7 +336,7 @@ class RunSource(Tailer):
             model.history_rows += frame.rows
             if frame.last_step is not None:
                 model.last_step = frame.last_step if model.last_step is None else max(model.last_step, frame.last_step)
-            model.history_keys.update(frame.keys)
+            model.add_history_keys(frame.keys)
             model.media_keys.update(frame.media)
             self._child_lost = (self._child_lost[0] + frame.lost_records, self._child_lost[1] + frame.lost_bytes)
         if columns:
@@ -297,6 +344,7 @@ class RunSource(Tailer):
 
     def _store_history(self, columns: Mapping[str, tuple[Any, Any]]) -> None:
         """History by step under the run's key; metrics with a ``define_metric`` axis also by that axis."""
+        columns = self.model.metric_cap.filter(columns)  # the model has counted the keys
         self._extend(self.run_key, columns)
         for axis, points in self.model.axes.route(columns).items():
             self._extend(axis_key(self.run_key, axis), points)
@@ -327,7 +375,7 @@ class RunSource(Tailer):
         return self.model.loaded
 
     def finished(self) -> bool:
-        return self.model.exit is not None and self.model.loaded
+        return self._gone or (self.model.exit is not None and self.model.loaded)
 
     def stop(self, timeout: float = 1.0) -> None:
         child = self._child
@@ -351,11 +399,17 @@ class RunSource(Tailer):
                 file_size=self._file_size,
                 run_id=model.info.run_id if model.info is not None and model.info.run_id else self._file_run_id,
                 console_lines=console_lines,
-                error="; ".join(part for part in (self.error, self._read_error) if part),
+                error="; ".join(part for part in (self.error, self._notice, self._read_error) if part),
                 stopped=bool(self.error),
             )
 
     def close(self) -> None:
         self.stop()
         self._reader.close()
+
+
+def _kept(cap: KeyCap, values: Mapping[str, float]) -> Mapping[str, float]:
+    """``values`` of the keys ``cap`` shows: past it, a run's keys are counted, never stored."""
+    cap.add(values)
+    return cap.filter(values)
 

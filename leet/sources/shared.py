@@ -92,6 +92,18 @@ def _tagged(index: int, part: Sequence[ConsoleLine]):
     return (((line.time if line.time is not None else 0.0), index, line) for line in part)
 
 
+def _merged_caps(snaps: Sequence[RunSnapshot], metrics_shown: int) -> dict[str, tuple[int, int, bool]]:
+    """Each writer caps its own keys: the run leaves out what any writer left out."""
+    merged: dict[str, tuple[int, int, bool]] = {}
+    for snap in snaps:
+        for name, (kept, left_out, exact) in snap.capped.items():
+            was = merged.get(name, (0, 0, True))
+            merged[name] = (was[0] + kept, was[1] + left_out, was[2] and exact)
+    if "metrics" in merged:  # the metrics shown are every writer's, capped or not
+        merged["metrics"] = (metrics_shown, *merged["metrics"][1:])
+    return merged
+
+
 class SharedRunSource(Tailer):
     """All writers of one run into one store; the same surface as ``RunSource``.
 
@@ -237,6 +249,7 @@ class SharedRunSource(Tailer):
             summary.update(snap.summary)
         summary.update(primary.summary)  # the primary's word wins where two writers set one key
         steps = [snap.last_step for snap in snaps if snap.last_step is not None]
+        history_keys = _history_keys(snaps, [writer.history_label for writer in writers])
         return replace(
             primary,
             axes={key: axis for snap in reversed(snaps) for key, axis in snap.axes.items()},
@@ -244,7 +257,7 @@ class SharedRunSource(Tailer):
             goals={name: goal for snap in reversed(snaps) for name, goal in snap.goals.items()},
             state=RunState.LOADING if loading else primary.state,
             summary=summary,
-            history_keys=_history_keys(snaps, [writer.history_label for writer in writers]),
+            history_keys=history_keys,
             last_step=max(steps) if steps else None,
             console=merge_console([snap.console for snap in snaps], console_lines, labels),
             records=sum(snap.records for snap in snaps),
@@ -252,6 +265,8 @@ class SharedRunSource(Tailer):
             file_size=sum(snap.file_size for snap in snaps),
             lost_bytes=sum(snap.lost_bytes for snap in snaps),
             lost_records=sum(snap.lost_records for snap in snaps),
+            lost_uncounted=sum(snap.lost_uncounted for snap in snaps),
+            capped=_merged_caps(snaps, len(history_keys)),
             error="; ".join(([self.error] if self.error else []) + [f"{label or 'primary'}: {snap.error}" for snap, label in zip(snaps, labels) if snap.error]),
             stopped=bool(self.error) or any(snap.stopped for snap in snaps),
             labels=tuple(sorted({label for label in labels if label}, key=natural_key)),

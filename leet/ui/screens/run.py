@@ -47,6 +47,19 @@ PROMPTS = {
 }
 
 
+CAPPED_NOUNS = {"metrics": "metrics", "system": "system metrics", "config": "config keys", "summary": "summary keys"}
+
+
+def capped_notes(snapshot: RunSnapshot, names: tuple[str, ...]) -> list[str]:
+    """``10,000 of 1,000,000 metrics shown`` for each of ``names`` a cap cut short; ``≥`` when only a lower bound is known."""
+    notes = []
+    for name in names:
+        if name in snapshot.capped:
+            kept, left_out, exact = snapshot.capped[name]
+            notes.append(f"{kept:,} of {'' if exact else '≥'}{kept + left_out:,} {CAPPED_NOUNS[name]} shown")
+    return notes
+
+
 class RunScreen(GridActions, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in RUN_KEYS]
     AUTO_FOCUS = ""
@@ -147,7 +160,9 @@ class RunScreen(GridActions, Screen[None]):
     def _draw_text(self, snapshot: RunSnapshot) -> None:
         overview = self.query_one("#overview", TextPane)
         if overview.display:
-            overview.set_lines(overview_lines(snapshot, self._clock(), self.filters["overview"]), self._filter_note("overview"))
+            parts = [self._filter_note("overview"), *capped_notes(snapshot, ("config", "summary"))]
+            note = " · ".join(part for part in parts if part)
+            overview.set_lines(overview_lines(snapshot, self._clock(), self.filters["overview"]), note)
         console = self.query_one("#console", TextPane)
         if console.display:
             note = " · ".join(part for part in (self._filter_note("console"), self.labels.describe(snapshot.labels)) if part)
@@ -171,6 +186,7 @@ class RunScreen(GridActions, Screen[None]):
         first, last, total = metrics.page_range()
         charts = f" · metrics {first}-{last} of {total}" if total else " · " + no_charts_text(snapshot)
         notes = [f" · {name} filter: {clean(value)}" for name, value in self.filters.items() if value]
+        notes += [f" · {note}" for note in capped_notes(snapshot, ("metrics", "system"))]
         self.query_one("#header", TextLine).set_content(left + [(charts, "muted")] + [(n, "warn") for n in notes], right)
         hints = []
         for key, what in HINTS + (SHARED_HINTS if snapshot.labels else ()):

@@ -5,7 +5,7 @@ Pure functions, like ``views.py`` for the live monitor.
 
 from __future__ import annotations
 
-import datetime as dt
+import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from leet.model.catalog import ChartSpec, MetricInfo
@@ -15,6 +15,7 @@ from leet.model.store import SeriesData, SeriesKey
 from leet.model.values import collapse_media, describe_value, format_duration, media_noun, plain
 from leet.runfile.records import flatten
 from widgets.chartframe import ChartView
+from widgets.clock import clock_text
 from widgets.matching import compile_filter
 from widgets.raster import SeriesView
 from widgets.text import clean
@@ -63,7 +64,7 @@ def display_value(value: Any, key: str = "") -> str:
 def _time(seconds: float | None) -> str:
     if not seconds:
         return "–"
-    return dt.datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S")
+    return clock_text(seconds)
 
 
 def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list[Line]:
@@ -95,8 +96,8 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
                 run_items.append(("Runtime", format_duration(seconds)))
     if snapshot.last_step is not None:
         run_items.append(("Step", f"{snapshot.last_step:,}"))
-    if snapshot.lost_bytes or snapshot.lost_records:
-        run_items.append(("Lost", f"{snapshot.lost_records:,} records, {snapshot.lost_bytes:,} bytes (damaged file)"))
+    if snapshot.lost_text:
+        run_items.append(("Lost", f"{snapshot.lost_text}, {snapshot.lost_bytes:,} bytes (damaged file)"))
     if snapshot.writers:
         run_items.append(("Writers", f"{len(snapshot.writers)} (shared run)"))
     section("Run", run_items)
@@ -257,8 +258,8 @@ def header_parts(snapshot: RunSnapshot, width: int | None = None) -> tuple[list[
         right.append((f"{doing} {done:.0%} · {snapshot.records:,} records · {format_value(snapshot.bytes_read, 'B')} ", "warn"))
     else:
         right.append((f"{snapshot.records:,} records · {format_value(snapshot.file_size, 'B')} ", "muted"))
-    if snapshot.lost_bytes:
-        right.insert(0, (f"⚠ {snapshot.lost_records:,} records lost to damage · ", "warn"))
+    if snapshot.lost_text:
+        right.insert(0, (f"⚠ {snapshot.lost_text} lost to damage · ", "warn"))
     if snapshot.error:
         right.insert(0, (f"⚠ {clean(snapshot.error)} · ", "error"))
     # A gap between the sides when a narrow terminal cuts the left one short.
@@ -311,10 +312,17 @@ def media_text(media_keys: Iterable[tuple[str, str]], per_kind: int = 3) -> str:
 
 
 def time_range(first: float | None, last: float | None) -> tuple[float, float]:
-    """The x range of a wall-clock axis (system metrics of a run): first to last sample."""
+    """The x range of a wall-clock axis (system metrics of a run): first to last sample.
+
+    One sample opens a second (or, far from the epoch where a float cannot
+    tell seconds apart, the next value a float can hold).
+    """
     if first is None or last is None:
         return 0.0, 1.0
-    return (first, last) if last > first else (first, first + 1)
+    if last > first:
+        return first, last
+    after = first + max(1.0, math.ulp(first))
+    return (first, after) if math.isfinite(after) else (first - math.ulp(first), first)
 
 
 
