@@ -25,6 +25,7 @@ from leet import cli
 from leet.config import Config
 from leet.model.store import Store
 from leet.runfile.files import NotRegularFile, open_regular, read_regular
+from leet.runfile.reader import BLOCK_SIZE
 from leet.sources.workspace import WorkspaceSource, probe
 from leet.ui.app import LeetApp
 from leet.ui.screens.workspace import UNREADABLE, WorkspaceScreen, list_rows
@@ -169,6 +170,31 @@ def test_a_workspace_lists_every_run_that_cannot_be_read_with_the_reason(folder,
     assert lines.index(rows["run-fifo"]) + 1 == lines.index(RunNote("run-fifo", FIFO_WHY))
     assert source.select("run-fifo") is None, "nothing to load"
     assert not source.refresh(), "an unchanged error is no change"
+
+
+def test_damage_seen_while_listing_is_said_under_the_run_and_the_run_still_opens(tmp_path):
+    writer = RunWriter("hurt")
+    for step in range(3000):  # several blocks: the head and the tail are read apart
+        writer.history(step, {"loss": 1.0 / (step + 1), "pad": "x" * 40})
+    data = bytearray(writer.exit().data)
+    data[200] ^= 0xFF  # in the head
+    data[-BLOCK_SIZE - 300] ^= 0xFF  # in the tail, a block before the exit record
+    file = tmp_path / "run-hurt" / "run-hurt.wandb"
+    file.parent.mkdir(parents=True)
+    file.write_bytes(bytes(data))
+    entry = probe("run-hurt", file, time.time())
+    assert not entry.error and entry.state.value == "finished"
+    assert entry.damage.startswith("damaged data near the start and end: ") and "checksum mismatch" in entry.damage
+    lines = list_rows([entry])
+    assert RunNote("run-hurt", entry.damage) in lines
+
+
+def test_a_clean_tail_read_that_starts_inside_a_record_is_not_damage(tmp_path):
+    writer = RunWriter("whole")
+    for step in range(3000):
+        writer.history(step, {"loss": 1.0 / (step + 1), "pad": "x" * 40})
+    file = writer.exit().write(tmp_path / "run-whole" / "run-whole.wandb")
+    assert probe("run-whole", file, time.time()).damage == ""
 
 
 def test_a_run_file_we_may_not_read_is_listed_with_why(folder, monkeypatch):

@@ -159,3 +159,22 @@ async def test_the_run_view_says_how_many_metrics_it_hides_and_filters_what_it_s
         await pilot.press("ctrl+u", *name(MAX_METRICS))
         await pilot.pause()
         assert list(app.screen.query_one("#metrics").chart_ids) == []
+
+
+def test_one_config_value_holding_a_huge_mapping_lists_a_bounded_part_and_says_so(tmp_path):
+    import json
+    import time
+
+    from leet.ui.views.run import OVERVIEW_ENTRIES, overview_lines
+
+    writer = RunWriter("bigcfg")
+    writer.config(layers=json.dumps({f"layer{index}": index for index in range(OVERVIEW_ENTRIES * 4)}))
+    writer.summary(table=json.dumps([[index, index * 2] for index in range(200_000)]))
+    writer.history(0, {"loss": 1.0}).exit()
+    snapshot = loaded(writer.write(tmp_path / "run-bigcfg.wandb")).snapshot()
+    lines = [text for text, _ in overview_lines(snapshot, time.time())]
+    listed = [line for line in lines if line.strip().startswith("layers.layer")]
+    assert len(listed) == OVERVIEW_ENTRIES
+    assert f"  … only the first {OVERVIEW_ENTRIES:,} entries are listed" in lines
+    (table,) = [line for line in lines if line.strip().startswith("table ")]
+    assert table.split()[1].startswith("[[0,") and table.endswith("MiB of JSON)"), "a huge value shows its start and its size"

@@ -367,7 +367,8 @@ def _crash_after(args: argparse.Namespace) -> float:
 
     try:
         return load().crash_after
-    except ConfigError:
+    except ConfigError as error:
+        print(f"leet inspect: {error}; judging the run with the default crash threshold ({CRASH_AFTER:.0f} s)", file=sys.stderr)
         return CRASH_AFTER
 
 

@@ -78,11 +78,19 @@ def judge(
     return Verdict(RunState.RUNNING, None, age, f"no exit record yet; {silent}")
 
 
+LONGEST_WHOLE = 100_000 * 86400.0  # seconds past which a duration is only shown in short form
+
+
 def duration(seconds: float | None) -> str:
     """``4.5s``, ``12s``, ``3m05s``, ``2h07m``."""
-    if seconds is None or not math.isfinite(seconds):
+    try:
+        seconds = max(0.0, float(seconds)) if seconds is not None else math.nan
+    except OverflowError:  # an int no float holds: no run lasts that long
         return "?"
-    seconds = max(0.0, float(seconds))
+    if not math.isfinite(seconds):
+        return "?"
+    if seconds >= LONGEST_WHOLE:
+        return f"{seconds / 86400:.3g}d"  # thousands of years: more digits would say nothing
     if seconds < 60:
         return f"{seconds:.0f}s" if seconds >= 10 or seconds == int(seconds) else f"{seconds:.1f}s"
     minutes, secs = divmod(int(seconds), 60)

@@ -29,7 +29,10 @@ from typing import Any, Mapping
 from leet.runfile.convert import DeepJSON
 from leet.runfile.records import RawJSON, json_value
 from widgets.clock import clock_text
+from widgets.units import format_value
 
+# A summary value whose JSON text is longer is shown from its text, undecoded.
+BIG_JSON_TEXT = 1 << 20
 LINE_LIMIT = 200  # characters a list or object may take before it is cut
 _WHOLE_DIGITS = 20  # an int up to this long is shown whole (steps and counters are exact)
 _WHOLE_BELOW = 10**_WHOLE_DIGITS
@@ -69,6 +72,8 @@ def plain(value: Any) -> Any:
 
 def describe_value(value: Any, key: str = "") -> str:
     """``value`` (of config or summary ``key``, if known) as one short line of plain text."""
+    if isinstance(value, RawJSON) and len(value) > BIG_JSON_TEXT:
+        return _describe_big_text(value)
     value = plain(value)
     if isinstance(value, DeepJSON):
         return _describe_deep(value)
@@ -90,6 +95,12 @@ def describe_value(value: Any, key: str = "") -> str:
     if isinstance(value, (dict, list, tuple)):
         return one_line(value)
     return str(value)
+
+
+def _describe_big_text(text: str, limit: int = LINE_LIMIT) -> str:
+    """Its first characters as written: decoding megabytes on every redraw to show a line would stall the view."""
+    tail = f"… ({format_value(len(text), 'B')} of JSON)"
+    return text[: max(1, limit - len(tail))].replace("\r", "\\r").replace("\n", "\\n") + tail
 
 
 def _describe_deep(value: DeepJSON) -> str:
@@ -165,7 +176,8 @@ def _int_text(value: int) -> str:
 def one_line(value: Any, limit: int = LINE_LIMIT) -> str:
     """A list or object as compact JSON on one line, cut to ``limit`` characters."""
     try:
-        text = json.dumps(value, ensure_ascii=False, default=str, allow_nan=True)
+        # Only what can show: a list of a million items costs its first ``limit`` here.
+        text = json.dumps(_preview(value, [limit]), ensure_ascii=False, default=str, allow_nan=True)
     except (TypeError, ValueError):
         text = _repr(value)
     except RecursionError:  # nested deeper than Python recurses: not from a file (those are cut), so say little
@@ -180,6 +192,27 @@ def one_line(value: Any, limit: int = LINE_LIMIT) -> str:
     else:
         tail = "…"
     return text[: max(1, limit - len(tail))] + tail
+
+
+def _preview(value: Any, room: list[int]) -> Any:
+    """``value`` with its containers cut once ``room[0]`` entries in all were taken (each shows as a character or more)."""
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for key, inner in value.items():
+            if room[0] <= 0:
+                break
+            room[0] -= 1
+            out[key] = _preview(inner, room)
+        return out
+    if isinstance(value, (list, tuple)):
+        items = []
+        for inner in value:
+            if room[0] <= 0:
+                break
+            room[0] -= 1
+            items.append(_preview(inner, room))
+        return items
+    return value
 
 
 def _repr(value: Any) -> str:

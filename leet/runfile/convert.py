@@ -161,10 +161,11 @@ def cut_text(text: str, keep: int = DEPTH_CAP) -> tuple[str, int]:
     return "".join(pieces), deepest
 
 
-def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(mapping: Mapping[str, Any], prefix: str = "", limit: int | None = None) -> dict[str, Any]:
     """Nested dicts as one level of dotted keys: ``{"a": {"b": 1}}`` → ``{"a.b": 1}``.
 
     Walks with its own stack: a mapping may nest deeper than Python recurses.
+    ``limit``: stop after that many leaves (a config can hold a million).
     """
     flat: dict[str, Any] = {}
     stack = [(prefix, iter(mapping.items()))]
@@ -175,6 +176,8 @@ def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
             if isinstance(value, dict) and value:
                 stack.append((name + ".", iter(value.items())))
                 break
+            if limit is not None and len(flat) >= limit:
+                return flat
             flat[name] = value
         else:
             stack.pop()

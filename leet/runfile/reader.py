@@ -50,6 +50,10 @@ class RunFileError(Exception):
     """The file is not a W&B run file, or has a format version this reader does not know."""
 
 
+# Why bytes were skipped when a read starts inside a record: expected where a read starts mid-file.
+ORPHAN_CHUNK = "chunk of a record whose start is missing"
+
+
 class FileChanged(RunFileError):
     """The file is no longer the one being read: deleted, replaced, truncated or rewritten.
 
@@ -226,7 +230,7 @@ class _Framer:
                     continue
                 elif kind == 3 or kind == 4:
                     if pending is None:
-                        self._open_loss(base + p, "chunk of a record whose start is missing")
+                        self._open_loss(base + p, ORPHAN_CHUNK)
                         losing = True
                         p = end
                         continue

@@ -23,7 +23,7 @@ from leet.model.state import judge
 from leet.model.store import Store
 from leet.runfile.events import RunExit, StatsRow
 from leet.runfile.locate import RunNotFound
-from leet.runfile.reader import BLOCK_SIZE, RunFileError, read_records
+from leet.runfile.reader import BLOCK_SIZE, ORPHAN_CHUNK, Chunked, RunFileError, read_records
 from leet.runfile.records import decode
 from leet.sources.base import Listeners
 from leet.sources.layout import RunDir, head_of, is_workspace, run_files, scan_runs, workspace_root  # noqa: F401 - re-exported
@@ -61,6 +61,7 @@ class RunEntry:
     shared: bool = False  # a shared-mode writer (see layout.py): merged with the other writers of its run
     segment: tuple[int, int] | None = None  # (n, of) when its id was written in several goes
     reason: str = ""  # why the state is what it is
+    damage: str = ""  # damaged data seen in the parts read to list it (the run still opens)
 
     @property
     def title(self) -> str:
@@ -91,6 +92,18 @@ def unreadable(run_dir: RunDir) -> RunEntry:
     return failed(RunEntry(key=run_dir.name, directory=run_dir.path, file=run_dir.path), run_dir.error)
 
 
+def damage_seen(head: Chunked, tail: Chunked | None) -> str:
+    """Damage in the head or tail read, in words; a tail read that starts inside a record is not damage."""
+    regions = [(region, "start") for region in head.lost_regions]
+    if tail is not None:
+        regions += [(region, "end") for region in tail.lost_regions if region.reason != ORPHAN_CHUNK]
+    if not regions:
+        return ""
+    where = " and ".join(dict.fromkeys(place for _, place in regions))
+    reasons = "; ".join(dict.fromkeys(region.reason for region, _ in regions))
+    return f"damaged data near the {where}: {sum(region.size for region, _ in regions):,} bytes skipped ({reasons})"
+
+
 def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) -> RunEntry:
     """What the head and tail of a run file say: identity, start, and whether it ended.
 
@@ -107,6 +120,7 @@ def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) ->
     except (OSError, RunFileError) as error:
         return failed(entry, problem(error, file))
     facts = head_of(file, head.records)
+    damage = damage_seen(head, tail if tail is not head else None)
     info = facts.info
     ended = _last(tail.records, RunExit)
     label = facts.label or _label(tail.records[-64:])
@@ -127,6 +141,7 @@ def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) ->
         start_time=info.start_time if info else None,
         state=verdict.state,
         reason=verdict.reason,
+        damage=damage,
         exit_code=verdict.exit_code,
         size=stat.st_size,
         mtime=stat.st_mtime,

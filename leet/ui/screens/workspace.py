@@ -58,9 +58,9 @@ def run_row(entry: RunEntry, grouping: str = "flat", job_type: str = "") -> RunR
 
 def run_lines(entry: RunEntry, grouping: str = "flat", job_type: str = "", problem: str = "") -> list[ListRow]:
     """A run's line, and under it what went wrong: its own error (it cannot be read), else ``problem``
-    (what reading it, once selected, hit)."""
+    (what reading it, once selected, hit); and damage seen while listing it."""
     row = run_row(entry, grouping, job_type)
-    why = entry.error or problem
+    why = "; ".join(part for part in (entry.error or problem, entry.damage) if part)
     return [row, RunNote(entry.key, why)] if why else [row]
 
 

@@ -32,6 +32,9 @@ STATE_STYLE = {
     RunState.UNKNOWN: "muted",
 }
 
+# Config leaves listed at most: a config can hold a million, and the overview is rebuilt per redraw.
+OVERVIEW_ENTRIES = 5000
+
 ENVIRONMENT_FIELDS = (
     ("host", "Host"),
     ("os", "OS"),
@@ -73,14 +76,16 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
     matches = compile_filter(pattern)
     lines: list[Line] = []
 
-    def section(title: str, items: Iterable[tuple[str, str]]) -> None:
+    def section(title: str, items: Iterable[tuple[str, str]], more: str = "") -> None:
         chosen = [(k, v) for k, v in items if not pattern or matches(k) or matches(v)]
-        if not chosen:
+        if not chosen and not more:
             return
         lines.append((title, "heading"))
-        width = min(24, max(len(k) for k, _ in chosen))
+        width = min(24, max((len(k) for k, _ in chosen), default=0))
         for key, value in chosen:
             lines.append((f"  {key.ljust(width)} {value}", "value"))
+        if more:
+            lines.append((f"  {more}", "muted"))
 
     run_items = [("State", state_text(snapshot)), ("ID", snapshot.run_id or snapshot.run_key)]
     if info is not None:
@@ -112,8 +117,10 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
         title = "Environment" + (f" · {writer_id}" if len(writers) > 1 and writer_id else "")
         section(title, [(label, display_value(fields[name])) for name, label in ENVIRONMENT_FIELDS if fields.get(name) not in (None, "", 0)])
     # Nested config shows one line per leaf (``model.depth``), as the W&B UI does.
-    config = flatten(snapshot.config)
-    section("Config", sorted(((k, display_value(v, k)) for k, v in config.items()), key=lambda kv: natural_key(kv[0])))
+    config = flatten(snapshot.config, limit=OVERVIEW_ENTRIES + 1)
+    more = f"… only the first {OVERVIEW_ENTRIES:,} entries are listed" if len(config) > OVERVIEW_ENTRIES else ""
+    shown = list(config.items())[:OVERVIEW_ENTRIES]
+    section("Config", sorted(((k, display_value(v, k)) for k, v in shown), key=lambda kv: natural_key(kv[0])), more)
     summary = collapse_media({k: v for k, v in snapshot.summary.items() if not k.startswith("_wandb")})
     section("Summary", sorted(((k, display_value(v, k)) for k, v in summary.items()), key=lambda kv: natural_key(kv[0])))
     return lines
