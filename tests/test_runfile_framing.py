@@ -9,6 +9,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+from framer import FIRST, FULL, LAST, MIDDLE
+from framer import Framer as TinyWriter
 
 from leet.runfile.reader import (
     BLOCK_SIZE,
@@ -18,50 +20,6 @@ from leet.runfile.reader import (
     iter_batches,
     read_records,
 )
-
-FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
-
-
-class TinyWriter:
-    """Writes records the way the W&B writer frames them; remembers offsets and chunk types."""
-
-    def __init__(self) -> None:
-        self.data = bytearray(FILE_HEADER)
-        self.offsets: list[int] = []
-        self.payloads: list[bytes] = []
-        self.kinds: list[int] = []
-        self.trailers: list[int] = []
-
-    def room(self) -> int:
-        """Bytes left in the current block."""
-        return BLOCK_SIZE - len(self.data) % BLOCK_SIZE
-
-    def add(self, payload: bytes) -> int:
-        rest, first = payload, True
-        while True:
-            if self.room() < 7:
-                self.trailers.append(self.room())
-                self.data += b"\0" * self.room()
-            if first:
-                self.offsets.append(len(self.data))
-            piece, rest = rest[: self.room() - 7], rest[self.room() - 7 :]
-            last = not rest
-            kind = FULL if first and last else FIRST if first else LAST if last else MIDDLE
-            self.kinds.append(kind)
-            self.data += struct.pack("<IHB", zlib.crc32(bytes([kind]) + piece), len(piece), kind) + piece
-            first = False
-            if last:
-                self.payloads.append(payload)
-                return self.offsets[-1]
-
-    def fill_to(self, leave: int, tag: bytes = b"f") -> None:
-        """Add one record that leaves exactly ``leave`` bytes in the current block (room must allow it)."""
-        size = self.room() - 7 - leave
-        assert size >= 0
-        self.add(tag * size)
-
-    def records(self) -> list[tuple[int, bytes]]:
-        return list(zip(self.offsets, self.payloads))
 
 
 def payload(index: int, size: int) -> bytes:
