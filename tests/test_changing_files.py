@@ -284,3 +284,30 @@ def test_a_whole_file_reader_does_not_check(tmp_path):
     path.unlink()
     assert reader.poll().records == [] and first.records
     reader.close()
+
+
+def test_inspect_follow_says_when_its_file_is_rewritten_or_deleted_and_reads_on_or_stops(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "run-x.wandb"
+    path.write_bytes(run_bytes("first", 3, finished=False))
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "leet", "inspect", str(path), "--follow", "--idle-timeout", "30"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        time.sleep(1.5)
+        with open(path, "r+b") as handle:
+            handle.truncate(0)
+            handle.write(run_bytes("second", 2, finished=False))
+        time.sleep(1.5)
+        path.unlink()
+        out, err = follower.communicate(timeout=20)
+    finally:
+        follower.kill()
+    assert follower.returncode == 1
+    assert "run-x.wandb was truncated; reading it again from the start" in err or "rewritten in place; reading it again" in err
+    assert "run-x.wandb was deleted; stopped following" in err
+    assert "first" in out and "second" in out, "the records of both contents were printed"
