@@ -81,6 +81,11 @@ def judge(
 LONGEST_WHOLE = 100_000 * 86400.0  # seconds past which a duration is only shown in short form
 
 
+def in_days(seconds: float) -> str:
+    """A duration past ``LONGEST_WHOLE`` as days in short form: thousands of years need no more digits."""
+    return f"{seconds / 86400:.3g}d"
+
+
 def duration(seconds: float | None) -> str:
     """``4.5s``, ``12s``, ``3m05s``, ``2h07m``."""
     try:
@@ -90,7 +95,7 @@ def duration(seconds: float | None) -> str:
     if not math.isfinite(seconds):
         return "?"
     if seconds >= LONGEST_WHOLE:
-        return f"{seconds / 86400:.3g}d"  # thousands of years: more digits would say nothing
+        return in_days(seconds)
     if seconds < 60:
         return f"{seconds:.0f}s" if seconds >= 10 or seconds == int(seconds) else f"{seconds:.1f}s"
     minutes, secs = divmod(int(seconds), 60)

@@ -26,6 +26,7 @@ import math
 from decimal import Decimal
 from typing import Any, Mapping
 
+from leet.model.state import LONGEST_WHOLE, in_days
 from leet.runfile.convert import DeepJSON
 from leet.runfile.records import RawJSON, json_value
 from widgets.clock import clock_text
@@ -40,7 +41,6 @@ DEEP_LEVELS_SHOWN = 8  # of a value nested too deep to decode, the levels shown 
 
 # Unix times a timestamp key may plausibly hold: 2001-09-09 .. 2096-10-02.
 _EPOCH_LOW, _EPOCH_HIGH = 1e9, 4e9
-_DAYS_WHOLE = 100_000  # a duration past this many days is shown as days in short form
 
 # W&B media types (``_type``) and the noun shown for them.
 _MEDIA_NOUNS = {
@@ -137,8 +137,8 @@ def format_duration(seconds: float) -> str:
     if not is_finite(seconds):
         return format_number(seconds)
     seconds = max(0.0, float(seconds))
-    if seconds >= _DAYS_WHOLE * 86400:
-        return f"{seconds / 86400:.3g}d"  # thousands of years: the digits would say nothing more
+    if seconds >= LONGEST_WHOLE:
+        return in_days(seconds)
     if seconds < 60:
         if seconds < 10 and seconds != int(seconds):
             return f"{seconds:.1f}s"

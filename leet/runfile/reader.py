@@ -480,7 +480,7 @@ class RecordReader:
         opened = os.fstat(handle.fileno())
         if (named.st_dev, named.st_ino) != (opened.st_dev, opened.st_ino):
             return "replaced by another file"
-        if size < self._seen_size or size < min(self.offset, self._mark[0]):
+        if size < self._seen_size:
             return "truncated"
         stamp = (opened.st_size, opened.st_mtime_ns)
         if stamp != self._stamp and self._mark[0] and not self._still_holds(handle):
