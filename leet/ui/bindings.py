@@ -1,4 +1,9 @@
-"""The key map, in one table: bindings and the help screen are made from it."""
+"""The key map, in one table per screen: bindings, the help screen and the footer are made from it.
+
+A row with ``where="processes"`` is bound by the process table widget itself
+(it answers only while focused); the table lists it so help shows it, and a
+test checks the widget binds the same keys.
+"""
 
 from __future__ import annotations
 
@@ -12,34 +17,56 @@ class Key:
     shown: str  # how the help screen writes the keys
     description: str
     category: str
+    hint: str = ""  # the footer's word for it; keys without one stay out of the footer
+    where: str = "screen"  # "screen": a screen binding; "processes": the focused process table's
+
+
+def screen_keys(keys: tuple[Key, ...]) -> tuple[Key, ...]:
+    """The rows a screen binds itself."""
+    return tuple(key for key in keys if key.where == "screen")
+
+
+def footer_hints(keys: tuple[Key, ...]) -> list[tuple[str, str]]:
+    """(keys as shown, hint) for the footer, in table order: the first written key of each."""
+    return [(key.shown.split()[0], key.hint) for key in keys if key.hint and key.shown]
 
 
 SYMON_KEYS: tuple[Key, ...] = (
-    Key("h,question_mark", "help", "h ?", "Show this help", "General"),
-    Key("q,ctrl+c", "quit", "q ctrl+c", "Quit", "General"),
-    Key("tab", "cycle_focus(1)", "tab", "Focus processes ↔ charts", "Focus"),
+    Key("h,question_mark,f1", "help", "h ? F1", "Show this help", "General", hint="help"),
+    Key("q,ctrl+c,f10", "quit", "q F10 ctrl+c", "Quit", "General", hint="quit"),
+    Key("p", "toggle_pause", "p", "Pause / resume the display (sampling goes on)", "General", hint="pause"),
+    Key("plus,equals_sign", "change_interval(1)", "+", "Sample less often (longer interval)", "General"),
+    Key("minus", "change_interval(-1)", "-", "Sample more often (shorter interval)", "General"),
+    Key("tab", "cycle_focus(1)", "tab", "Focus processes ↔ charts", "Focus", hint="focus"),
     Key("shift+tab", "cycle_focus(-1)", "shift+tab", "Focus backwards", "Focus"),
     Key("escape", "unfocus", "esc", "Leave the focused pane", "Focus"),
     Key("up,w", "move(0,-1)", "↑ w", "Focus the chart above (or move the process cursor)", "Charts"),
     Key("down,s", "move(0,1)", "↓ s", "Focus the chart below", "Charts"),
     Key("left,a", "move(-1,0)", "← a", "Focus the chart to the left", "Charts"),
     Key("right,d", "move(1,0)", "→ d", "Focus the chart to the right", "Charts"),
-    Key("n,pagedown", "page(1)", "n pgdn", "Next page", "Charts"),
+    Key("n,pagedown", "page(1)", "n pgdn", "Next page", "Charts", hint="page"),
     Key("N,pageup", "page(-1)", "N pgup", "Previous page", "Charts"),
     Key("home", "page_to(0)", "home", "First page", "Charts"),
     Key("end", "page_to(-1)", "end", "Last page", "Charts"),
-    Key("y", "cycle_mode", "y", "Focused chart: line → log Y → heatmap", "Charts"),
+    Key("y", "cycle_mode", "y", "Focused chart: line → log Y → heatmap", "Charts", hint="mode"),
+    Key("slash", "filter_focused", "/", "Filter the focused pane: processes, else charts", "Charts", hint="filter"),
     Key("backslash", "filter_charts", "\\", "Filter charts by title, key or label (regex, else text)", "Charts"),
     Key("ctrl+backslash", "clear_chart_filter", "ctrl+\\", "Clear the chart filter", "Charts"),
     Key("c", "grid(0,1)", "c C", "More / fewer grid columns", "Layout"),
     Key("C", "grid(0,-1)", "", "", "Layout"),
     Key("r", "grid(1,0)", "r R", "More / fewer grid rows", "Layout"),
     Key("R", "grid(-1,0)", "", "", "Layout"),
-    Key("left_square_bracket", "toggle_sidebar", "[", "Show / hide the vitals sidebar", "Layout"),
+    Key("left_square_bracket", "toggle_sidebar", "[", "Show / hide the vitals sidebar", "Layout", hint="sidebar"),
     Key("t", "cycle_sort", "t", "Sort processes by CPU or memory (GPU table: memory, SM%, GPU)", "Processes"),
+    Key("f6", "choose_sort", "F6", "Sort processes by any column (a chooser)", "Processes", hint="sort"),
+    Key("less_than_sign", "sort_column(-1)", "< >", "Sort by the column to the left / right", "Processes"),
+    Key("greater_than_sign", "sort_column(1)", "", "", "Processes"),
+    Key("T,f5", "toggle_tree", "T F5", "Process tree on / off", "Processes", hint="tree"),
+    Key("k,f9", "kill", "k F9", "Send a signal to the selected process (asks first)", "Processes", hint="kill"),
     Key("f", "filter_processes", "f", "Filter processes by name or PID (the focused table)", "Processes"),
     Key("ctrl+f", "clear_process_filter", "ctrl+f", "Clear the process filter", "Processes"),
     Key("g", "cycle_tables", "g", "Sidebar tables: GPU and host processes → GPU → host", "Processes"),
+    Key("c", "toggle_command", "c", "Focused process table: program name ↔ full command line", "Processes", where="processes"),
 )
 
 
@@ -53,15 +80,16 @@ def help_sections(keys: tuple[Key, ...] = SYMON_KEYS) -> list[tuple[str, list[tu
 
 
 RUN_KEYS: tuple[Key, ...] = (
-    Key("h,question_mark", "help", "h ?", "Show this help", "General"),
-    Key("q,ctrl+c", "quit", "q ctrl+c", "Quit", "General"),
-    Key("tab", "cycle_focus(1)", "tab", "Focus overview → metrics → console → system", "Focus"),
+    Key("h,question_mark,f1", "help", "h ? F1", "Show this help", "General", hint="help"),
+    Key("q,ctrl+c,f10", "quit", "q F10 ctrl+c", "Quit", "General", hint="quit"),
+    Key("p", "toggle_pause", "p", "Pause / resume the display (reading goes on)", "General", hint="pause"),
+    Key("tab", "cycle_focus(1)", "tab", "Focus overview → metrics → console → system", "Focus", hint="focus"),
     Key("shift+tab", "cycle_focus(-1)", "shift+tab", "Focus backwards", "Focus"),
     Key("escape", "unfocus", "esc", "Leave the focused pane, then back to the workspace", "Focus"),
-    Key("1", "toggle_pane('metrics')", "1", "Show / hide the metrics grid", "Panes"),
-    Key("2,right_square_bracket", "toggle_pane('system')", "2 ]", "Show / hide system metrics", "Panes"),
-    Key("4", "toggle_pane('console')", "4", "Show / hide the console", "Panes"),
-    Key("left_square_bracket", "toggle_pane('overview')", "[", "Show / hide the run overview", "Panes"),
+    Key("1", "toggle_pane('metrics')", "1", "Show / hide the metrics grid", "Panes", hint="metrics"),
+    Key("2,right_square_bracket", "toggle_pane('system')", "2 ]", "Show / hide system metrics", "Panes", hint="system"),
+    Key("4", "toggle_pane('console')", "4", "Show / hide the console", "Panes", hint="console"),
+    Key("left_square_bracket", "toggle_pane('overview')", "[", "Show / hide the run overview", "Panes", hint="overview"),
     Key("up,w", "move(0,-1)", "↑ w", "Focus the chart above (in the focused grid)", "Charts"),
     Key("down,s", "move(0,1)", "↓ s", "Focus the chart below", "Charts"),
     Key("left,a", "move(-1,0)", "← a", "Focus the chart to the left", "Charts"),
@@ -75,27 +103,30 @@ RUN_KEYS: tuple[Key, ...] = (
     Key("C", "grid(0,-1)", "", "", "Charts"),
     Key("r", "grid(1,0)", "r R", "More / fewer grid rows", "Charts"),
     Key("R", "grid(-1,0)", "", "", "Charts"),
-    Key("slash", "filter('metrics')", "/", "Filter metrics (the console when it is focused)", "Filters"),
+    Key("slash", "filter('metrics')", "/", "Filter metrics (the console when it is focused)", "Filters", hint="filter"),
     Key("ctrl+l", "clear_filter('metrics')", "ctrl+l", "Clear the metrics filter", "Filters"),
     Key("backslash", "filter('system')", "\\", "Filter system charts by title, key or label", "Filters"),
     Key("ctrl+backslash", "clear_filter('system')", "ctrl+\\", "Clear the system filter", "Filters"),
-    Key("l", "pick_labels", "l", "Pick node labels to show (shared runs)", "Filters"),
+    Key("l", "pick_labels", "l", "Pick node labels to show (shared runs)", "Filters", hint="labels"),
     Key("o", "filter('overview')", "o", "Filter the overview", "Filters"),
     Key("ctrl+o", "clear_filter('overview')", "ctrl+o", "Clear the overview filter", "Filters"),
 )
 
 
 WORKSPACE_KEYS: tuple[Key, ...] = (
-    Key("h,question_mark", "help", "h ?", "Show this help", "General"),
-    Key("q,ctrl+c", "quit", "q ctrl+c", "Quit", "General"),
+    Key("h,question_mark,f1", "help", "h ? F1", "Show this help", "General", hint="help"),
+    Key("q,ctrl+c,f10", "quit", "q F10 ctrl+c", "Quit", "General", hint="quit"),
+    Key("p", "toggle_pause", "p", "Pause / resume the display (reading goes on)", "General"),
     Key("escape", "focus_runs", "esc", "Back to the runs list", "General"),
-    Key("tab,shift+tab", "cycle_focus(1)", "tab", "Focus runs ↔ charts", "Focus"),
+    Key("space", "toggle_run", "space", "Runs list: select / deselect the run under the cursor", "Runs", hint="select", where="runs"),
+    Key("enter", "open", "enter", "Runs list: open the run under the cursor", "Runs", hint="open", where="runs"),
+    Key("tab,shift+tab", "cycle_focus(1)", "tab", "Focus runs ↔ charts", "Focus", hint="focus"),
     Key("left_square_bracket", "toggle_runs", "[", "Show / hide the runs list", "Runs"),
-    Key("f", "filter('runs')", "f", "Filter runs by name, id, project, group or state", "Runs"),
+    Key("f", "filter('runs')", "f", "Filter runs by name, id, project, group or state", "Runs", hint="filter runs"),
     Key("ctrl+f", "clear_filter('runs')", "ctrl+f", "Clear the run filter", "Runs"),
-    Key("g", "cycle_grouping", "g", "Group runs by W&B group, or list them flat", "Runs"),
-    Key("j", "cycle_job_type", "j", "Show one job type at a time, then all", "Runs"),
-    Key("slash", "filter('metrics')", "/", "Filter metrics", "Charts"),
+    Key("g", "cycle_grouping", "g", "Group runs by W&B group, or list them flat", "Runs", hint="group"),
+    Key("j", "cycle_job_type", "j", "Show one job type at a time, then all", "Runs", hint="job type"),
+    Key("slash", "filter('metrics')", "/", "Filter metrics", "Charts", hint="filter metrics"),
     Key("ctrl+l", "clear_filter('metrics')", "ctrl+l", "Clear the metrics filter", "Charts"),
     Key("left,a", "move(-1,0)", "← a", "Focus the chart to the left", "Charts"),
     Key("right,d", "move(1,0)", "→ d", "Focus the chart to the right", "Charts"),

@@ -19,7 +19,7 @@ from leet.model.keys import axis_key
 from leet.model.node_filter import LabelFilter
 from leet.model.run import RunSnapshot, RunState
 from leet.sources.base import RunView
-from leet.ui.bindings import RUN_KEYS
+from leet.ui.bindings import RUN_KEYS, screen_keys
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
 from leet.ui.views.run import (
@@ -61,7 +61,7 @@ def capped_notes(snapshot: RunSnapshot, names: tuple[str, ...]) -> list[str]:
 
 
 class RunScreen(GridActions, Screen[None]):
-    BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in RUN_KEYS]
+    BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(RUN_KEYS)]
     AUTO_FOCUS = ""
 
     def __init__(self, source: RunView, *, clock: Callable[[], float] = time.time, labels: LabelFilter | str | None = None) -> None:

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from leet.model.catalog import ChartSpec, group
 from leet.model.time_window import tail_window
 from leet.sources.live import LiveSource
-from leet.ui.bindings import SYMON_KEYS
+from leet.ui.bindings import SYMON_KEYS, screen_keys
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
 from leet.ui.views.gpu import fit_gpu_section, gpu_section, lost_gpu_notes
@@ -50,7 +50,7 @@ GPU_TABLE_SHARE = 0.6  # of the room below the vitals, when both tables share it
 class SymonScreen(GridActions, Screen[None]):
     """Live host metrics from a ``LiveSource``."""
 
-    BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in SYMON_KEYS]
+    BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(SYMON_KEYS)]
     # Nothing focused at start: page and move keys then act on the chart grid.
     AUTO_FOCUS = ""
 

@@ -19,7 +19,7 @@ from leet.sources.base import Snapshots, WorkspaceView
 from leet.sources.shared import open_run
 from leet.sources.workspace import RunEntry
 from leet.ui.app import leet_app
-from leet.ui.bindings import WORKSPACE_KEYS
+from leet.ui.bindings import WORKSPACE_KEYS, screen_keys
 from leet.ui.screens.grid_actions import GridActions
 from leet.ui.screens.run import RunScreen
 from leet.ui.views.run import STATE_STYLE, metric_specs, overlay_view
@@ -126,7 +126,7 @@ def list_note(grouping: str, job_type: str, pattern: str) -> str:
 
 
 class WorkspaceScreen(GridActions, Screen[None]):
-    BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in WORKSPACE_KEYS]
+    BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(WORKSPACE_KEYS)]
     AUTO_FOCUS = "RunList"
 
     def __init__(self, source: WorkspaceView, *, clock: Callable[[], float] = time.time, labels: LabelFilter | None = None) -> None:
