@@ -9,6 +9,8 @@ The file is TOML at ``$LEET_CONFIG`` or ``<user config dir>/leet/config.toml``:
     mouse = true
     gpu_ids = [0, 2]        # only these NVIDIA GPUs (default: all)
     crash_after = "10m"     # a run silent this long with no exit record is presumed crashed
+    ascii = true            # draw in ASCII only (default: when the locale's character set is not UTF-8)
+    color = false           # no colour (also NO_COLOR set to anything, or TERM=dumb)
 
     [grid]
     rows = 3
@@ -19,10 +21,18 @@ numbers are finite and in range, themes are known, the file is a readable
 regular UTF-8 file (a FIFO is refused, never waited on). A bad value is a
 clear ``ConfigError`` naming where it came from (the file and the key, the
 ``LEET_*`` variable, or the flag), never a traceback.
+
+Two settings also follow the terminal. ``ascii`` left unset means "as the
+locale says" (``resolve_ascii``: LC_ALL, then LC_CTYPE, then LANG; C, POSIX or
+a character set other than UTF-8 is ASCII); ``LEET_ASCII``, the file or
+``--ascii``/``--no-ascii`` decide otherwise. ``color`` is off when
+``NO_COLOR`` is set to anything but the empty string (no-color.org) or
+``TERM`` is ``dumb``, whatever the file says.
 """
 
 from __future__ import annotations
 
+import locale
 import math
 import os
 import sys
@@ -54,8 +64,11 @@ THEMES = frozenset({
 FLAGS = {
     "interval": "--interval", "theme": "--theme", "grid_rows": "--grid", "grid_cols": "--grid",
     "disk_paths": "--disk-path", "gpu_ids": "--gpu-ids", "pid": "--pid", "track_tree": "--tree",
-    "label": "--label", "mouse": "--no-mouse", "crash_after": "--crash-after",
+    "label": "--label", "mouse": "--no-mouse", "crash_after": "--crash-after", "ascii": "--ascii",
 }
+# Where the C library reads the character set from, the first one set winning.
+LOCALE_VARIABLES = ("LC_ALL", "LC_CTYPE", "LANG")
+MAX_ENVIRON_BYTES = 1 << 20
 
 
 class ConfigError(ValueError):
@@ -81,6 +94,8 @@ class Config:
     gpu_ids: tuple[int, ...] | None = None  # None: every GPU
     sidebar: bool = True
     crash_after: float = 600.0  # seconds; see leet.model.state
+    ascii: bool | None = None  # None: as the locale says (resolve_ascii)
+    color: bool = True
     source: str = field(default="defaults", compare=False)
 
 
@@ -204,6 +219,8 @@ _CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "gpu_ids": _check_gpu_ids,
     "crash_after": _check_crash_after,
     "pid": _check_pid,
+    "ascii": _switch("ascii"),
+    "color": _switch("color"),
 }
 
 
@@ -219,11 +236,14 @@ def _from_mapping(base: Config, data: Mapping[str, Any], where: str) -> Config:
     return replace(base, **{name: _CHECKS[name](value, where) for name, value in flat.items()})
 
 
-def read_file(path: Path) -> Mapping[str, Any]:
-    """The settings in ``path``, {} when there is no such file; one that cannot be used is a ConfigError."""
+def read_file(path: Path, must_exist: bool = False) -> Mapping[str, Any]:
+    """The settings in ``path``, {} when there is no such file (unless ``must_exist``: a file named
+    on the command line); one that cannot be used is a ConfigError."""
     try:
         data = read_regular(path, MAX_FILE_BYTES + 1)  # a FIFO or a device is refused, never waited on
     except FileNotFoundError:
+        if must_exist:
+            raise ConfigError(f"config file {path} does not exist") from None
         return {}
     except NotRegularFile as error:
         raise ConfigError(f"config file {error}") from None
@@ -249,10 +269,15 @@ def _environ_value(name: str, text: str) -> tuple[str, Any]:
         return "disk_paths", [p for p in text.split(os.pathsep) if p]
     if name == "LEET_NO_MOUSE":
         return "mouse", text in ("", "0", "false")
+    if name == "LEET_ASCII":
+        return "ascii", text not in ("", "0", "false")
     return name[len("LEET_"):].lower(), text
 
 
-_ENVIRON = ("LEET_INTERVAL", "LEET_THEME", "LEET_GRID", "LEET_HISTORY_MINUTES", "LEET_DISK_PATHS", "LEET_GPU_IDS", "LEET_CRASH_AFTER", "LEET_NO_MOUSE")
+_ENVIRON = (
+    "LEET_INTERVAL", "LEET_THEME", "LEET_GRID", "LEET_HISTORY_MINUTES", "LEET_DISK_PATHS", "LEET_GPU_IDS", "LEET_CRASH_AFTER", "LEET_NO_MOUSE",
+    "LEET_ASCII",
+)
 
 
 def _from_environ(base: Config, environ: Mapping[str, str]) -> Config:
@@ -260,7 +285,82 @@ def _from_environ(base: Config, environ: Mapping[str, str]) -> Config:
         if name in environ:
             key, value = _environ_value(name, environ[name])
             base = _from_mapping(base, {key: value}, name)
+    if not terminal_has_color(environ):
+        base = replace(base, color=False)
     return base
+
+
+def terminal_has_color(environ: Mapping[str, str]) -> bool:
+    """False when ``NO_COLOR`` holds anything (no-color.org: an empty value does not count) or ``TERM`` is ``dumb``."""
+    return not environ.get("NO_COLOR") and environ.get("TERM") != "dumb"
+
+
+def locale_is_utf8(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the locale in ``environ`` (default: this process's, as it started) writes UTF-8.
+
+    The locale is the first of LC_ALL, LC_CTYPE and LANG that is set and not
+    empty, as the C library takes it. None, C and POSIX are ASCII. A name that
+    carries its character set (``en_US.UTF-8``, ``C.utf8``, ``de_DE.ISO-8859-1``)
+    is taken at its word, even where that locale is not installed: the
+    terminal speaks it all the same. For one without (``en_US``) the C library
+    says which character set it has, and one it does not know is ASCII.
+    """
+    environ = _startup_locale() if environ is None else environ
+    name = next((value for value in (environ.get(variable) for variable in LOCALE_VARIABLES) if value), "")
+    if name in ("", "C", "POSIX"):
+        return False
+    codeset = name.partition(".")[2].partition("@")[0]
+    if not codeset:
+        codeset = _c_library_codeset(name)
+    return codeset.lower().replace("-", "").replace("_", "") == "utf8"
+
+
+def _c_library_codeset(name: str) -> str:
+    """The character set the C library gives locale ``name``; "" when it has no such locale."""
+    if not hasattr(locale, "nl_langinfo"):  # pragma: no cover - not on Linux or macOS
+        return ""
+    before = locale.setlocale(locale.LC_CTYPE)
+    try:
+        locale.setlocale(locale.LC_CTYPE, name)
+        return locale.nl_langinfo(locale.CODESET)
+    except locale.Error:
+        return ""
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+
+
+def _startup_locale() -> dict[str, str]:
+    """LC_ALL, LC_CTYPE and LANG as this process was started with.
+
+    Python replaces a C or POSIX LC_CTYPE with C.UTF-8 in ``os.environ`` as it
+    starts (PEP 538), so on Linux they are read from ``/proc/self/environ``,
+    which keeps the environment the process was given. Elsewhere a C.UTF-8
+    that Python set (UTF-8 mode on without PYTHONUTF8) is dropped: LANG then
+    says what the C library was left with.
+    """
+    try:
+        data = read_regular("/proc/self/environ", MAX_ENVIRON_BYTES + 1)
+    except OSError:
+        data = b""
+    if data and len(data) <= MAX_ENVIRON_BYTES:
+        found: dict[str, str] = {}
+        for item in data.split(b"\0"):
+            name, _, value = item.decode("utf-8", "replace").partition("=")
+            if name in LOCALE_VARIABLES:
+                found[name] = value
+        return found
+    found = {name: os.environ[name] for name in LOCALE_VARIABLES if name in os.environ}
+    coerced = not found.get("LC_ALL") and found.get("LC_CTYPE") in ("C.UTF-8", "C.utf8", "UTF-8")
+    if coerced and sys.flags.utf8_mode and not os.environ.get("PYTHONUTF8"):
+        del found["LC_CTYPE"]
+    return found
+
+
+def resolve_ascii(config: Config, environ: Mapping[str, str] | None = None) -> Config:
+    """``config`` with ``ascii`` decided: where no setting named it, ASCII unless the locale writes UTF-8."""
+    if config.ascii is not None:
+        return config
+    return replace(config, ascii=not locale_is_utf8(environ))
 
 
 def parse_grid(text: str, where: str) -> dict[str, int]:
@@ -272,11 +372,16 @@ def parse_grid(text: str, where: str) -> dict[str, int]:
     return {"rows": rows, "cols": cols}
 
 
-def load(overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None, path: Path | None = None) -> Config:
-    """The effective configuration; ``overrides`` are command-line values (None = not given)."""
+def load(
+    overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None, path: Path | None = None, must_exist: bool = False
+) -> Config:
+    """The effective configuration; ``overrides`` are command-line values (None = not given).
+
+    ``must_exist``: ``path`` was named (``--config``), so a missing file is an error, not the defaults.
+    """
     environ = os.environ if environ is None else environ
     path = path or config_path(environ)
-    config = _from_mapping(Config(), read_file(path), f"config file {path}")
+    config = _from_mapping(Config(), read_file(path, must_exist), f"config file {path}")
     config = replace(config, source=str(path))
     config = _from_environ(config, environ)
     for name, value in (overrides or {}).items():

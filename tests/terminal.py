@@ -21,8 +21,9 @@ from typing import Callable, Mapping, Sequence
 
 BRAILLE_DOTS = frozenset(chr(code) for code in range(0x2801, 0x2900))  # U+2800 is the blank cell
 SESSION = "main"
-# No user config, and a terminal that speaks colour, so every machine sees the same screen.
-LEET_ENV = {"LEET_CONFIG": "/nonexistent/config.toml", "TERM": "xterm-256color"}
+# No user config, and a terminal that speaks colour and UTF-8 (leet draws ASCII in a C locale),
+# so every machine sees the same screen.
+LEET_ENV = {"LEET_CONFIG": "/nonexistent/config.toml", "TERM": "xterm-256color", "LC_ALL": "C.UTF-8"}
 
 
 class TmuxMissing(RuntimeError):
@@ -104,6 +105,10 @@ class Terminal:
         """The visible pane as text, one line per row."""
         return self._tmux("capture-pane", "-p", "-t", SESSION)
 
+    def styled_screen(self) -> str:
+        """The visible pane with each cell's colours and attributes (SGR escapes), one line per row."""
+        return self._tmux("capture-pane", "-p", "-e", "-t", SESSION)
+
     def wait_for(self, condition: Callable[[str], bool] | str, timeout: float, poll: float = 0.05, what: str = "") -> str:
         """Poll the screen until ``condition`` holds (or the text appears); return that screen."""
         check = (lambda screen: condition in screen) if isinstance(condition, str) else condition
@@ -162,6 +167,11 @@ class Terminal:
     def type(self, text: str) -> None:
         """Send text literally (``\\``, ``?`` and friends included)."""
         self._tmux("send-keys", "-t", SESSION, "-l", text)
+
+    def resize(self, width: int, height: int) -> None:
+        """Make the pane ``width``×``height``: the program is told (SIGWINCH), as by a real terminal."""
+        self._tmux("resize-window", "-t", SESSION, "-x", str(width), "-y", str(height))
+        self.width, self.height = width, height
 
     def record_output(self, path: str | None) -> None:
         """Append everything the program writes to the terminal to ``path``; ``None`` stops."""

@@ -8,6 +8,7 @@ from collections import deque
 import pytest
 
 from widgets.braille import BRAILLE_BASE
+from widgets.glyphs import heat_glyph
 from widgets.raster import (
     BAND,
     BAND_MIDDLE,
@@ -249,7 +250,7 @@ def test_heatmap_cells_are_quantised_means() -> None:
     t = list(range(10))
     rising = SeriesView.points(t, [i * 10 + 5 for i in t])
     rows = render_heatmap([rising], 10, 1, (0, 10), (0, 100), levels=10)
-    assert texts(rows) == [HEAT_GLYPH * 10]
+    assert texts(rows) == ["░░▒▒▒▓▓▓" + HEAT_GLYPH * 2], "each level its shade, denser as it rises"
     assert owners(rows)[0] == list(range(10))
 
 
@@ -268,7 +269,7 @@ def test_heatmap_levels_clamp_at_the_ends() -> None:
 def test_heatmap_runs_merge_equal_levels() -> None:
     view = SeriesView.points([0, 1, 2, 3], [10, 10, 90, 90])
     rows = render_heatmap([view], 4, 1, (0, 4), (0, 100), levels=2)
-    assert rows == [[(HEAT_GLYPH * 2, 0), (HEAT_GLYPH * 2, 1)]]
+    assert rows == [[(heat_glyph(0, 2) * 2, 0), (HEAT_GLYPH * 2, 1)]]
 
 
 def test_heatmap_gives_each_series_a_band() -> None:
@@ -297,7 +298,7 @@ def test_heatmap_holds_values_across_sparse_cells_but_not_past_the_end() -> None
     view = SeriesView.points([0, 5], [80, 20])
     rows = render_heatmap([view], 10, 1, (0, 10), (0, 100), levels=10)
     assert owners(rows)[0] == [8, 8, 8, 8, 8, 2, -1, -1, -1, -1]
-    assert texts(rows)[0] == HEAT_GLYPH * 6 + " " * 4
+    assert texts(rows)[0] == heat_glyph(8, 10) * 5 + heat_glyph(2, 10) + " " * 4
 
 
 def test_heatmap_holds_into_the_window_from_points_beyond_it() -> None:

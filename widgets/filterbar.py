@@ -30,6 +30,9 @@ class FilterBar(Horizontal):
         padding: 0;
         width: 1fr;
     }
+    FilterBar Input:nocolor > .input--cursor {
+        text-style: reverse;  /* without colour the caret is only its background */
+    }
     """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]

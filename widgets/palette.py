@@ -55,8 +55,13 @@ def heat_colors(variables: Mapping[str, str], levels: int = HEAT_LEVELS) -> list
     return colors
 
 
-def chart_styles(variables: Mapping[str, str], base: Style) -> dict[str, Style]:
-    """Every style key a chart uses, resolved against the theme."""
+def chart_styles(variables: Mapping[str, str], base: Style, plain: bool = False) -> dict[str, Style]:
+    """Every style key a chart uses, resolved against the theme.
+
+    ``plain``: the terminal shows no colour, so what colour alone marks (the
+    cursor's row, a focused chart's title) is reversed as well, and muted
+    text is dim.
+    """
 
     def fg(name: str, **extra) -> Style:
         return base + Style(color=_color(variables, name).rich_color, **extra)
@@ -87,6 +92,10 @@ def chart_styles(variables: Mapping[str, str], base: Style) -> dict[str, Style]:
         styles[f"s{index}"] = fg(name)
     for level, color in enumerate(heat_colors(variables)):
         styles[f"h{level}"] = base + Style(color=color.rich_color)
+    if plain:
+        styles["cursor"] += Style(reverse=True)
+        styles["title-focus"] += Style(reverse=True)
+        styles["muted"] += Style(dim=True)
     return styles
 
 

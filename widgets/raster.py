@@ -3,7 +3,8 @@
 Every renderer returns ``list[list[(text, owner)]]``, top row first, each row
 covering exactly ``width`` cells; owner -1 is an empty cell (a space). For
 lines the owner is the series index; for the heatmap it is the level; for a
-band see ``render_band``.
+band see ``render_band``. With ``ascii`` every renderer draws in ASCII: lines
+and bands on an ``AsciiCanvas``, the heatmap with the ASCII shade ramp.
 Pure Python, no Textual.
 """
 
@@ -12,12 +13,19 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from itertools import islice
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Sequence, Union
 
+from widgets.asciicanvas import AsciiCanvas
+from widgets.asciicanvas import glyph as ascii_glyph
 from widgets.braille import EMPTY, BrailleCanvas, Run, glyph, merge_runs
+from widgets.glyphs import heat_glyph
 from widgets.ticks import LIMIT
 
-HEAT_GLYPH = "█"
+HEAT_GLYPH = "█"  # the densest shade: the top level
+HEAT_LEVELS = 8  # steps of a heatmap's shade and colour
+ASCII_BAND_SHADE = ":"  # a band's shade in ASCII, where every other dot would read as lines
+
+Canvas = Union[BrailleCanvas, AsciiCanvas]
 
 # Far-off points are pulled in to this many dots before rasterising; the
 # slope error that introduces is far below one dot.
@@ -126,8 +134,9 @@ def render_lines(
     x_range: tuple[float, float],
     y_range: tuple[float, float],
     log_y: bool = False,
+    ascii: bool = False,
 ) -> list[list[Run]]:
-    """Braille line chart; the owner of a cell is the index of the series on top.
+    """Braille (or ``ascii``) line chart; the owner of a cell is the index of the series on top.
 
     Points sharing a dot column draw one vertical span from their lowest lo
     to their highest hi, so dense data keeps its envelope and spikes. Points
@@ -145,7 +154,7 @@ def render_lines(
     y_usable = _log_range(series, x_usable, y_range) if log_y else _usable(*y_range)
     if y_usable is None:
         return _blank(width, height)
-    canvas = BrailleCanvas(width, height)
+    canvas: Canvas = AsciiCanvas(width, height) if ascii else BrailleCanvas(width, height)
     for owner, view in enumerate(series):
         _draw_series(canvas, view, owner, x_usable, y_usable, log_y)
     return canvas.rows()
@@ -194,7 +203,7 @@ def _row(value: float, high: float, scale: float, bottom: int) -> int:
 
 
 def _draw_series(
-    canvas: BrailleCanvas,
+    canvas: Canvas,
     view: SeriesView,
     owner: int,
     x_range: tuple[float, float],
@@ -305,6 +314,7 @@ def render_band(
     height: int,
     x_range: tuple[float, float],
     y_range: tuple[float, float],
+    ascii: bool = False,
 ) -> list[list[Run]]:
     """A shaded band from each point's lo to its hi, its mean as a line, and ``lines`` over it.
 
@@ -320,24 +330,29 @@ def render_band(
     y_usable = _usable(*y_range)
     if x_usable is None or y_usable is None:
         return _blank(width, height)
-    shade = BrailleCanvas(width, height)
+    make: type[BrailleCanvas] | type[AsciiCanvas] = AsciiCanvas if ascii else BrailleCanvas
+    shade = make(width, height)
     for x, span in enumerate(_band_spans(band, shade.dot_width, shade.dot_height - 1, x_usable, y_usable)):
         if span is not None:
             for y in range(span[0] + (span[0] + x) % 2, span[1] + 1, 2):
                 shade.set(x, y, BAND)
-    ink = BrailleCanvas(width, height)
+    ink = make(width, height)
     _draw_series(ink, SeriesView.points(band.t, band.mean), BAND_MIDDLE, x_usable, y_usable, False)
     for index, view in enumerate(lines):
         _draw_series(ink, view, BAND_MIDDLE + 1 + index, x_usable, y_usable, False)
+    ink_glyph = ascii_glyph if ascii else glyph
+    shade_glyph = (lambda _bits: ASCII_BAND_SHADE) if ascii else glyph
     rows: list[list[Run]] = []
     for row in range(height):
         text: list[str] = []
         owners: list[int] = []
         for column in range(width):
             bits, owner = ink.cell(column, row)
-            if not bits:
+            if bits:
+                text.append(ink_glyph(bits))
+            else:
                 bits, owner = shade.cell(column, row)
-            text.append(glyph(bits))
+                text.append(shade_glyph(bits) if bits else " ")
             owners.append(owner)
         rows.append(merge_runs("".join(text), owners))
     return rows
@@ -415,14 +430,17 @@ def render_heatmap(
     height: int,
     x_range: tuple[float, float],
     y_range: tuple[float, float],
-    levels: int = 8,
+    levels: int = HEAT_LEVELS,
+    ascii: bool = False,
 ) -> list[list[Run]]:
-    """One band of full blocks per series (see ``heatmap_layout``); owner = level.
+    """One band of shaded cells per series (see ``heatmap_layout``); owner = level.
 
     A cell is the mean of the series' means in its slice of time, quantised
     into ``levels`` steps over ``y_range`` (values beyond it take the end
     levels). A cell with no point holds the previous value while the series
-    goes on past it; a cell whose points are all non-finite is a gap.
+    goes on past it; a cell whose points are all non-finite is a gap. Its
+    character is the level's shade (``glyphs.heat_glyph``: ``░▒▓█``, or
+    ``.:-=+*#%@`` with ``ascii``), so density reads without colour too.
     """
     if levels < 1:
         raise ValueError(f"levels must be at least 1, got {levels}")
@@ -436,6 +454,7 @@ def render_heatmap(
     y_low, y_high = y_usable
     scale = levels / (y_high - y_low)
     top_level = levels - 1
+    shades = [heat_glyph(level, levels, ascii) for level in range(levels)]
     rows: list[list[Run]] = []
     cached: dict[range, list[Run]] = {}
     for members in heatmap_layout(len(series), height):
@@ -449,7 +468,7 @@ def render_heatmap(
                 level = (max(values) - y_low) * scale
                 # A mean that overflowed (inf, or NaN from inf - inf) takes an end level, never int(inf).
                 owners.append(top_level if level > top_level else int(level) if level >= 0 else 0)
-            text = "".join(" " if owner == EMPTY else HEAT_GLYPH for owner in owners)
+            text = "".join(" " if owner == EMPTY else shades[owner] for owner in owners)
             cached[members] = merge_runs(text, owners)
         rows.append(list(cached[members]))
     return rows
