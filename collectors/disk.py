@@ -1,8 +1,11 @@
 """Disk usage of chosen paths, and I/O of the block devices behind them.
 
 Usage uses the ``df`` formula (used / (used + available)), so space
-reserved for root does not count as free. I/O counters come from
-``/proc/diskstats`` (sectors are always 512 bytes there).
+reserved for root does not count as free. ``df``'s own figures (Size,
+Used, Avail, Use%) travel as the ``disk_space`` extra for the screen: the
+size is every block of the file system, which is more than used + available
+whenever blocks are reserved for root or held back by the file system.
+I/O counters come from ``/proc/diskstats`` (sectors are always 512 bytes there).
 """
 
 from __future__ import annotations
@@ -127,14 +130,47 @@ def backing_devices(
     return [name for name in counters if name in chosen]
 
 
+@dataclass(frozen=True)
+class DiskSpace:
+    """One file system as ``df -B1`` shows it, in bytes."""
+
+    size: int  # f_blocks × f_frsize: every block, reserved ones included
+    used: int  # (f_blocks − f_bfree) × f_frsize
+    available: int  # f_bavail × f_frsize: what an unprivileged user can still write
+
+    @classmethod
+    def of(cls, stats: os.statvfs_result) -> DiskSpace:
+        frsize = stats.f_frsize
+        return cls(
+            size=stats.f_blocks * frsize,
+            used=max(stats.f_blocks - stats.f_bfree, 0) * frsize,
+            available=max(stats.f_bavail, 0) * frsize,
+        )
+
+    @property
+    def percent(self) -> float:
+        """used / (used + available) × 100: W&B's ``usagePercent`` (0 for an empty file system)."""
+        capacity = self.used + self.available
+        return self.used / capacity * 100 if capacity > 0 else 0.0
+
+    @property
+    def use_percent(self) -> int:
+        """``df``'s Use%: the same ratio, rounded up to a whole percent."""
+        capacity = self.used + self.available
+        if capacity <= 0:
+            return 0
+        return -(-self.used * 100 // capacity)
+
+
+def disk_space(path: str) -> DiskSpace:
+    """``df``'s figures for the file system holding ``path``; raises ``OSError``."""
+    return DiskSpace.of(os.statvfs(path))
+
+
 def usage(path: str) -> tuple[float, float]:
     """(percent used, GiB used) of the file system holding ``path``."""
-    stats = os.statvfs(path)
-    used = (stats.f_blocks - stats.f_bfree) * stats.f_frsize
-    available = stats.f_bavail * stats.f_frsize
-    capacity = used + available
-    percent = used / capacity * 100 if capacity > 0 else 0.0
-    return percent, used / GIB
+    space = disk_space(path)
+    return space.percent, space.used / GIB
 
 
 def usage_problem(path: str, error: OSError) -> str:
@@ -161,6 +197,7 @@ class DiskCollector(Collector):
         self.root = root
         self.devices: list[str] = []
         self.path_problems: dict[str, str] = {}
+        self.spaces: dict[str, DiskSpace] = {}
         self._start: dict[str, DiskCounters] = {}
         self._previous: dict[str, DiskCounters] = {}
         self._previous_at = 0.0
@@ -204,19 +241,21 @@ class DiskCollector(Collector):
     def extras(self) -> Mapping[str, object]:
         # Partial trouble (one path of several) is not a collector failure;
         # it travels as a note so the screen can still say it.
-        return {"notes.disk": tuple(self.path_problems.values())}
+        return {"notes.disk": tuple(self.path_problems.values()), "disk_space": dict(self.spaces)}
 
     def sample(self) -> Mapping[str, float]:
         values: dict[str, float] = {}
         for path in self.paths:
             try:
-                percent, gib = usage(path)
+                space = disk_space(path)
             except OSError as error:
                 self.path_problems[path] = usage_problem(path, error)
+                self.spaces.pop(path, None)
                 continue
             self.path_problems.pop(path, None)
-            values[f"disk.{path}.usagePercent"] = percent
-            values[f"disk.{path}.usageGB"] = gib
+            self.spaces[path] = space
+            values[f"disk.{path}.usagePercent"] = space.percent
+            values[f"disk.{path}.usageGB"] = space.used / GIB
         if self.devices:
             values.update(self._io())
         return values

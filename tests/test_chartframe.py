@@ -33,7 +33,7 @@ def test_title_unit_and_latest_value_in_the_top_border():
     view = ChartView("Network Rx", "B/s", ("Default",), (series([0, 1024, 1536]),), (0, 10))
     top = text_of(view)[0]
     assert "Network Rx (B/s)" in top
-    assert "1.5 KiB/s" in top
+    assert "1.50 KiB/s" in top
     assert top.startswith("╭") and top.endswith("╮")
 
 

@@ -61,7 +61,7 @@ def test_a_busy_gpu_reads_utilisation_memory_heat_and_power():
     row = gpu_row(busy(0), 0, h100(0))
     assert (row.label, row.reading, row.meter) == ("GPU0", "87%", True)
     assert abs(row.fraction - 0.87) < 1e-9
-    assert texts(row) == ["61.2/80.0G", "64°C", "512/700W"]
+    assert texts(row) == ["61.2/80.0 GiB", "64°C", "512/700W"]
 
 
 def test_a_hot_gpu_is_flagged_and_a_missing_limit_leaves_plain_watts():
@@ -91,12 +91,12 @@ def test_a_mig_gpu_says_why_there_is_no_meter_and_lists_its_slices():
     del latest["gpu.1.gpu"]
     row = gpu_row(latest, 1, h100(1, mig=slices, utilization_supported=False))
     assert not row.meter and row.reading == "MIG · no utilisation from NVML"
-    assert [(s.label, s.text) for s in row.slices] == [("1g.10gb", "3.2/9.8G"), ("3g.40gb", "N/A")]
+    assert [(s.label, s.text) for s in row.slices] == [("1g.10gb", "3.20/9.80 GiB"), ("3g.40gb", "N/A")]
     assert abs(row.slices[0].fraction - 3.2 / 9.8) < 1e-3 and row.slices[1].fraction is None
     lines = drawn(VitalsModel(gpu=gpu_section(latest, [h100(1, mig=slices, utilization_supported=False)])), 44)
     assert lines[1].startswith("GPU1 MIG · no utilisation from NVML")
-    assert lines[2].split() == ["61.2/80.0G", "64°C", "512/700W"]
-    assert lines[3].split()[0] == "1g.10gb" and lines[3].endswith("3.2/9.8G")
+    assert lines[2].split() == ["61.2/80.0", "GiB", "64°C", "512/700W"]
+    assert lines[3].split()[0] == "1g.10gb" and lines[3].endswith("3.20/9.80 GiB")
     assert "0%" not in " ".join(lines)
 
 
@@ -120,7 +120,7 @@ def test_gpus_known_only_by_their_keys_still_get_rows():
     assert gpu_indices(latest, ()) == [0, 1]
     section = gpu_section(latest)
     assert section.heading == "2 GPUs"
-    assert texts(section.rows[1])[0] == "61.2/80.0G", "the total comes from the allocated percentage"
+    assert texts(section.rows[1])[0] == "61.2/80.0 GiB", "the total comes from the allocated percentage"
 
 
 def test_the_heading_names_the_model_once_for_a_uniform_box():
@@ -134,8 +134,8 @@ def test_two_lines_per_gpu_with_details_dropped_from_the_end_when_narrow():
     lines = drawn(model, 40)
     assert lines[0] == "NVIDIA H100 80GB HBM3"
     assert lines[1].startswith("GPU0 ") and lines[1].endswith(" 87%") and "█" in lines[1]
-    assert lines[2].split() == ["61.2/80.0G", "64°C", "512/700W"]
-    assert drawn(model, 22)[2].split() == ["61.2/80.0G", "64°C"]
+    assert lines[2].split() == ["61.2/80.0", "GiB", "64°C", "512/700W"]
+    assert drawn(model, 23)[2].split() == ["61.2/80.0", "GiB", "64°C"]
 
 
 def test_a_short_sidebar_draws_one_line_per_gpu():
@@ -147,7 +147,7 @@ def test_a_short_sidebar_draws_one_line_per_gpu():
     compact = fit_gpu_section(model, 30, keep=16)
     assert compact.gpu.compact and vitals_line_count(compact) == 1 + 8
     line = drawn(compact, 34)[1]
-    assert line.startswith("GPU0 ") and "87% 61.2/80.0G" in line and "█" in line
+    assert line.startswith("GPU0 ") and "87% 61.2/80.0 GiB" in line and "█" in line
 
 
 # -- no GPU at all -------------------------------------------------------------------

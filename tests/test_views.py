@@ -44,12 +44,12 @@ def test_vitals_meters_and_rates():
     model = vitals_model(LATEST, Host(), ("/",))
     meters = {m.label: m for m in model.meters}
     assert meters["CPU"].text == "40%" and abs(meters["CPU"].fraction - 0.4) < 1e-9
-    assert meters["Mem"].text == "8 GiB/32 GiB"
-    assert "Swap" not in meters  # no swap on this host
-    assert meters["Disk /"].text.endswith("/200 GiB")
+    assert meters["Mem"].text == "8.00/32.0 GiB"
+    assert meters["Swap"].text == "0/0 B" and meters["Swap"].fraction == 0.0  # no swap on this host: shown as none
+    assert meters["Disk /"].text == "100/200 GiB"
     lines = dict(model.lines)
-    assert lines["Net"] == "↓ 2 KiB/s  ↑ 512 B/s"
-    assert lines["I/O"].startswith("R 2 KiB/s")
+    assert lines["Net"] == "↓ 2.00 KiB/s  ↑ 512 B/s"
+    assert lines["I/O"].startswith("R 2.00 KiB/s")
     assert model.title == "AMD EPYC 7763" and "4C/8T" in model.subtitle
 
 

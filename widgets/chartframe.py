@@ -2,18 +2,22 @@
 
 Pure: no Textual. The widget in ``chart.py`` turns these rows into cached
 Strips and repaints only the cells that changed, so everything a person sees
-in a chart is decided here and can be tested as plain text.
+in a chart is decided here and can be tested as plain text. With ``ascii``
+every character of the panel is ASCII (see ``glyphs`` and ``asciicanvas``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple, Sequence
 
+from widgets.glyphs import heat_glyph, to_ascii
 from widgets.raster import (
+    ASCII_BAND_SHADE,
     BAND,
     BAND_MIDDLE,
+    HEAT_LEVELS,
     LIMIT,
     SeriesView,
     heatmap_layout,
@@ -62,6 +66,7 @@ class ChartView:
     note: str = ""  # a warning after the title, e.g. which series lags the rest
     groups: tuple[str, ...] = ()
     series_group: tuple[int, ...] = ()
+    integer: bool = False  # the values are counts: y ticks are whole numbers
 
     def __post_init__(self) -> None:
         if self.mode == "spread" and self.band is None:
@@ -178,9 +183,10 @@ class _Entry(NamedTuple):
     value: float
 
 
-def _legend_entries(view: ChartView) -> list[_Entry]:
+def _legend_entries(view: ChartView, ascii: bool = False) -> list[_Entry]:
     if view.mode == "spread":
-        entries = [_Entry(BAND_MARK, "band", view.band_name, math.nan)] if view.band_name else []
+        mark = ASCII_BAND_SHADE if ascii else BAND_MARK
+        entries = [_Entry(mark, "band", view.band_name, math.nan)] if view.band_name else []
         entries.append(_Entry("●", "median", "median", _latest(view.band) if view.band else math.nan))
         entries += [_Entry("●", "outlier", name, _latest(series)) for name, series in zip(view.series_names, view.data)]
         return entries
@@ -217,13 +223,13 @@ def _legend_texts(view: ChartView, entries: Sequence[_Entry], with_values: bool,
     return texts
 
 
-def _legend(view: ChartView, width: int) -> Row:
+def _legend(view: ChartView, width: int, ascii: bool = False) -> Row:
     """Coloured series names for the bottom border when several series share a chart.
 
     When everything does not fit, the values go first, then names are cut in
     the middle to an equal share, so every series stays named.
     """
-    entries = _legend_entries(view)
+    entries = _legend_entries(view, ascii)
     count = len(entries)
     if not entries:
         return []
@@ -249,14 +255,29 @@ def _legend(view: ChartView, width: int) -> Row:
     return runs
 
 
-def _bottom_border(view: ChartView, width: int, focused: bool) -> Row:
-    """Legend on the left, the chart's mode (when not plain lines) on the right."""
+def heat_scale(lo: float, hi: float, unit: str, width: int, ascii: bool = False) -> Row:
+    """`` 0% ░░▒▒▓▓██ 100% ``: the heatmap's shades (in their colours) from ``lo`` to ``hi``.
+
+    The end values go first when ``width`` is short, then the whole scale.
+    """
+    shades: Row = [(heat_glyph(level, HEAT_LEVELS, ascii), f"h{level}") for level in range(HEAT_LEVELS)]
+    low, high = format_value(lo, unit), format_value(hi, unit)
+    if len(low) + len(high) + HEAT_LEVELS + 5 <= width:
+        return [(f" {low} ", "label"), *shades, (f" {high} ", "label")]
+    if HEAT_LEVELS + 2 <= width:
+        return [(" ", "label"), *shades, (" ", "label")]
+    return []
+
+
+def _bottom_border(view: ChartView, width: int, focused: bool, heat: tuple[float, float] | None = None, ascii: bool = False) -> Row:
+    """Legend (or the heatmap's scale) on the left, the chart's mode (when not plain lines) on the right."""
     frame = "frame-focus" if focused else "frame"
     inner = width - 2
     mode = f" {'log y' if view.mode == 'log' else view.mode} " if view.mode != "line" else ""
     if len(mode) + 4 > inner:
         mode = ""
-    legend = _legend(view, inner - 3 - len(mode))
+    room = inner - 3 - len(mode)
+    legend = heat_scale(*heat, view.unit, room, ascii) if heat is not None else _legend(view, room, ascii)
     legend_width = sum(len(text) for text, _ in legend)
     row: Row = [("╰─", frame)]
     row.extend(legend)
@@ -318,7 +339,7 @@ def _axis(view: ChartView, lo: float, hi: float, rows: int) -> tuple[float, floa
     if view.percent and lo >= 0 and hi <= 100:
         ticks = [0.0, 50.0, 100.0] if rows >= 5 else [0.0, 100.0]
         return 0.0, 100.0, ticks, format_axis_labels(ticks, view.unit)
-    ticks, labels = axis_ticks(lo, hi, view.unit, target)
+    ticks, labels = axis_ticks(lo, hi, view.unit, target, integer=view.integer)
     return ticks[0], ticks[-1], list(ticks), list(labels)
 
 
@@ -359,16 +380,16 @@ def _x_labels(view: ChartView, width: int) -> Row:
     return [("".join(line), "label")]
 
 
-def _plot_rows(view: ChartView, width: int, height: int, lo: float, hi: float) -> list[Row]:
+def _plot_rows(view: ChartView, width: int, height: int, lo: float, hi: float, ascii: bool = False) -> list[Row]:
     style: Callable[[int], str]
     if view.mode == "heatmap":
-        raw = render_heatmap(view.data, width, height, view.x_range, (lo, hi))
+        raw = render_heatmap(view.data, width, height, view.x_range, (lo, hi), HEAT_LEVELS, ascii=ascii)
         style = _heat_style
     elif view.mode == "spread" and view.band is not None:
-        raw = render_band(view.band, view.data, width, height, view.x_range, (lo, hi))
+        raw = render_band(view.band, view.data, width, height, view.x_range, (lo, hi), ascii=ascii)
         style = _band_style
     else:
-        raw = render_lines(view.data, width, height, view.x_range, (lo, hi), log_y=view.mode == "log")
+        raw = render_lines(view.data, width, height, view.x_range, (lo, hi), log_y=view.mode == "log", ascii=ascii)
         style = view.color
     return [[(text, "empty" if owner < 0 else style(owner)) for text, owner in raw_row] for raw_row in raw]
 
@@ -394,27 +415,42 @@ def _heatmap_labels(view: ChartView, rows: int) -> dict[int, str]:
     return labels
 
 
-def compose_rows(view: ChartView, width: int, height: int, focused: bool = False) -> list[Row]:
-    """The whole panel, ``height`` rows of exactly ``width`` cells each."""
+def compose_rows(view: ChartView, width: int, height: int, focused: bool = False, ascii: bool = False) -> list[Row]:
+    """The whole panel, ``height`` rows of exactly ``width`` cells each; only ASCII with ``ascii``."""
     if width < 4 or height < 3:
         return [[(" " * max(0, width), "empty")] for _ in range(max(0, height))]
+    if ascii:  # names in ASCII before they are measured: a wide character becomes two cells of "?"
+        view = _ascii_view(view)
     frame = "frame-focus" if focused else "frame"
     inner_w, inner_h = width - 2, height - 2
     show_x = inner_h >= 4
     plot_h = inner_h - (1 if show_x else 0)
-    body = _body(view, inner_w, plot_h, show_x)
+    body, heat = _body(view, inner_w, plot_h, show_x, ascii)
     rows = [_top_border(view, width, focused)]
     for content in body:
         rows.append([("│", frame), *content, ("│", frame)])
-    rows.append(_bottom_border(view, width, focused))
+    rows.append(_bottom_border(view, width, focused, heat, ascii))
+    if ascii:  # the frame, the axes, the marks: whatever is left
+        rows = [trim_row([(to_ascii(text), style) for text, style in row], width) for row in rows]
     return rows
 
 
-def _body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:
+def _ascii_view(view: ChartView) -> ChartView:
+    def plain(text: str) -> str:
+        return to_ascii(clean(text))
+
+    return replace(
+        view, title=plain(view.title), unit=plain(view.unit), note=plain(view.note), band_name=plain(view.band_name),
+        series_names=tuple(map(plain, view.series_names)), groups=tuple(map(plain, view.groups)), empty_note=plain(view.empty_note),
+    )
+
+
+def _body(view: ChartView, width: int, plot_h: int, show_x: bool, ascii: bool = False) -> tuple[list[Row], tuple[float, float] | None]:
+    """The rows inside the frame, and the value range of the heatmap's shades (None unless a heatmap is drawn)."""
     t0, t1 = view.x_range
     y_range = _y_range(view, t0, t1) if view.plotted() else None
     if y_range is None:
-        return _empty_body(view, width, plot_h, show_x)
+        return _empty_body(view, width, plot_h, show_x), None
     lo, hi = y_range
     if view.mode == "heatmap":
         lo, hi = (0.0, 100.0) if view.percent else (lo, hi)
@@ -424,7 +460,7 @@ def _body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:
         labels = _label_rows(ticks, tick_labels, lo, hi, plot_h, view.mode == "log")
     label_w = min(max((len(s) for s in labels.values()), default=1), max(1, width // 3))
     plot_w = max(1, width - label_w - 1)
-    plot = _plot_rows(view, plot_w, plot_h, lo, hi)
+    plot = _plot_rows(view, plot_w, plot_h, lo, hi, ascii)
     body: list[Row] = []
     for r in range(plot_h):
         label = labels.get(r)
@@ -433,7 +469,7 @@ def _body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:
         body.append([(text, "label"), (axis, "axis"), *plot[r]])
     if show_x:
         body.append([(" " * (label_w + 1), "empty"), *_x_labels(view, plot_w)])
-    return [trim_row(row, width) for row in body]
+    return [trim_row(row, width) for row in body], ((lo, hi) if view.mode == "heatmap" else None)
 
 
 def _empty_body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:

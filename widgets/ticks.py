@@ -114,7 +114,11 @@ def nice_ticks(lo: float, hi: float, target: int = 4) -> list[float]:
 
 
 def integer_ticks(lo: float, hi: float, target: int) -> list[int]:
-    """Whole-number ticks for a step axis; the last one is a round number >= hi."""
+    """Whole-number ticks for a step axis or a count; the first is <= lo, the last a round number >= hi.
+
+    Steps are 1, 2 or 5 × 10^k, never below 1: a chart of 0 to 2 processes
+    is ticked 0, 1, 2, never 0.5 or 1.5.
+    """
     _check_target(target)
     _check_finite(lo=lo, hi=hi)
     if lo > hi:
@@ -153,16 +157,22 @@ def log_ticks(lo: float, hi: float, target: int = 4) -> list[float]:
     return [_clean(10.0**e) for e in range(first, last + 1, every)]
 
 
-def _time_format(step: int) -> str:
-    if step >= _DAY:
-        return "%b %d"
-    if step >= 60:
+# Clock labels, by the span a time axis shows. Every chart on a screen shows
+# the same span, so every time axis on a screen writes its labels alike
+# (seconds on all or on none), however wide each chart is.
+SECONDS_BELOW = 150.0  # a shorter span labels its ticks "14:05:30"
+DATES_FROM = 2.0 * _DAY  # a longer one "Mar 05"; between the two, "14:05"
+_LABEL_LENGTHS = {"%b %d": 6, "%H:%M": 5, "%H:%M:%S": 8}
+_SMALLEST_STEP = {"%b %d": _DAY, "%H:%M": 60, "%H:%M:%S": 1}
+
+
+def time_format(span: float) -> str:
+    """The strftime format of every clock label on an axis showing ``span`` seconds."""
+    if span < SECONDS_BELOW:
+        return "%H:%M:%S"
+    if span < DATES_FROM:
         return "%H:%M"
-    return "%H:%M:%S"
-
-
-def _label_length(fmt: str) -> int:
-    return {"%b %d": 6, "%H:%M": 5, "%H:%M:%S": 8}[fmt]
+    return "%b %d"
 
 
 def _utc_offset(instant: float, tz: tzinfo | None) -> float:
@@ -174,22 +184,26 @@ def _format_time(instant: float, fmt: str, tz: tzinfo | None) -> str:
 
 
 def time_ticks(
-    t0: float, t1: float, width: int, label_width: int = 6, tz: tzinfo | None = None
+    t0: float, t1: float, width: int, label_width: int = 6, tz: tzinfo | None = None, fmt: str | None = None
 ) -> list[tuple[int, str]]:
     """(column, label) for round wall-clock instants in [t0, t1] across ``width`` cells.
 
-    The step is the smallest of 1 s … 28 d that leaves at least two blank
-    cells between labels of ``max(label_width, label length)``. Labels are
-    "14:05:30" below a minute, "14:05" below a day, "Mar 05" beyond. The
-    column is the cell holding the instant. ``tz`` defaults to local time.
-    An instant no calendar holds is labelled "?"; a range floating point
-    cannot step through (far from the epoch) gets no ticks.
+    Labels are written in ``fmt``, by default :func:`time_format` of the
+    span: "14:05:30" below two and a half minutes, "14:05" below two days,
+    "Mar 05" beyond, so charts of one span label alike whatever their width.
+    The step is the smallest of 1 s … 28 d that the format can tell apart
+    (a minute or more for "14:05", a day or more for "Mar 05") and that
+    leaves at least two blank cells between labels of ``max(label_width,
+    label length)``. The column is the cell holding the instant. ``tz``
+    defaults to local time. An instant no calendar holds is labelled "?";
+    a range floating point cannot step through (far from the epoch) gets
+    no ticks.
     """
     span = t1 - t0
     if width <= 0 or not (math.isfinite(t0) and math.isfinite(t1) and math.isfinite(span)) or span <= 0:
         return []
-    step = _time_step(span, width, label_width)
-    fmt = _time_format(step)
+    fmt = fmt or time_format(span)
+    step = _time_step(span, width, max(label_width, _LABEL_LENGTHS.get(fmt, label_width)), _SMALLEST_STEP.get(fmt, 1))
     offset = _utc_offset(t0, tz)
     # float(step): near the largest floats the product overflows to inf (no ticks) rather than raising.
     instant = math.ceil((t0 + offset) / step) * float(step) - offset
@@ -204,13 +218,12 @@ def time_ticks(
     return ticks
 
 
-def _time_step(span: float, width: int, label_width: int) -> int:
-    """The clock step for ``span`` seconds over ``width`` cells (see :func:`time_ticks`)."""
+def _time_step(span: float, width: int, label_width: int, smallest: int = 1) -> int:
+    """The clock step for ``span`` seconds over ``width`` cells, labels ``label_width`` wide (see :func:`time_ticks`)."""
+    room = label_width + 2
     for candidate in _TIME_STEPS:
-        room = max(label_width, _label_length(_time_format(candidate))) + 2
-        if candidate * width / span >= room:
+        if candidate >= smallest and candidate * width / span >= room:
             return candidate
-    room = max(label_width, 6) + 2
     return _DAY * math.ceil(span * room / width / _DAY)
 
 

@@ -2,6 +2,14 @@
 
 Units: "%", "°C", "W", "Hz", "B", "B/s" and "" (a plain count); any other
 unit is a plain number followed by the unit. Pure Python, no Textual.
+
+Sizes ("B") and rates ("B/s") follow one rule wherever they are shown:
+binary prefixes, a space before the unit, three significant digits with
+trailing zeros kept ("3.91 MiB", "15.2 MiB", "1.00 GiB"), and the next prefix
+before a number reaches 1000 ("1000 MiB" reads "0.98 GiB"). A size is then
+never wider than ``SIZE_WIDTH`` cells (``RATE_WIDTH`` for a rate); a table
+column narrower than that gets one narrower form for every row (see
+:func:`format_value`'s ``width``), so a column never mixes spacings.
 """
 
 from __future__ import annotations
@@ -17,6 +25,14 @@ MISSING = "–"
 _BINARY = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 _SI = ("", "k", "M", "G", "T", "P", "E")
 _NONE = ("",)
+
+# Sizes and rates take the next prefix before their number reaches this:
+# "0.98 GiB", never "1000 MiB".
+_SWITCH = 1000
+_SIZE_SYMBOLS = ("B", "B/s")
+
+SIZE_WIDTH = 8  # the widest size: "0.98 GiB", "9.99 MiB", "999 MiB"
+RATE_WIDTH = 10  # the widest rate: "0.98 GiB/s"
 
 # Beyond this spread between the smallest and largest tick an axis is
 # logarithmic, and its labels are formatted one by one.
@@ -64,11 +80,108 @@ def _special(value: float) -> str | None:
 
 
 def _prefix_index(magnitude: float, style: _Style) -> int:
+    """The prefix a magnitude takes: the next one from 1000 of the current (1000 B is 0.98 KiB)."""
     index = 0
-    while magnitude >= style.base and index < len(style.prefixes) - 1 and style.base > 1:
+    while magnitude >= min(style.base, _SWITCH) and index < len(style.prefixes) - 1 and style.base > 1:
         magnitude /= style.base
         index += 1
     return index
+
+
+# -- sizes and rates ------------------------------------------------------------
+
+
+class _SizeForm(NamedTuple):
+    """How a size is written: significant digits, a space before the unit, one-letter prefixes."""
+
+    digits: int
+    space: bool
+    short: bool  # "3.9M" for "3.9 MiB", as htop writes sizes
+
+
+# Widest first; a width picks the first form whose widest text fits, for every value alike.
+_SIZE_FORMS = (
+    _SizeForm(3, True, False),  # "9.99 MiB", 8 cells (10 for a rate)
+    _SizeForm(2, True, False),  # "9.9 MiB", 7 cells (9 for a rate)
+    _SizeForm(2, False, True),  # "9.9M", 4 cells (6 for a rate)
+)
+
+
+def _form_width(form: _SizeForm, symbol: str) -> int:
+    number = max(form.digits + 1, 3)  # "9.99", "0.98" or "999"; "9.9", "1.0" or "999"
+    rate = len(symbol) - 1  # "/s"
+    return number + form.space + (1 if form.short else 3) + rate
+
+
+def _size_form(width: int | None, symbol: str) -> _SizeForm:
+    for form in _SIZE_FORMS:
+        if width is None or _form_width(form, symbol) <= width:
+            return form
+    return _SIZE_FORMS[-1]
+
+
+def _significant(scaled: float, digits: int) -> str:
+    """``scaled`` (0.1 or more) to ``digits`` significant digits, at most ``digits - 1`` decimals, zeros kept."""
+    if scaled == 0:
+        return "0"
+    decimals = min(max(digits - 1 - math.floor(math.log10(scaled)), 0), digits - 1)
+    text = f"{scaled:.{decimals}f}"
+    if decimals and len(text.replace(".", "").lstrip("0")) > digits:
+        text = f"{scaled:.{decimals - 1}f}"  # 9.996 rounded up to "10.00": one decimal fewer
+    return text
+
+
+def _size_number(magnitude: float, style: _Style, digits: int, index: int | None = None) -> tuple[str, int]:
+    """The number and the prefix index for a size: whole bytes, else below 1000 of the prefix.
+
+    With ``index`` the number is written in that prefix instead.
+    """
+    last = len(style.prefixes) - 1
+    current = 0 if index is None else index
+    while True:
+        if current == 0:
+            number = f"{magnitude:.0f}" if magnitude >= 1 else "0"  # never "0.08 B", nor 0.9 B as 1
+        else:
+            number = _significant(magnitude / style.base**current, digits)
+        if index is not None or float(number) < _SWITCH or current == last:
+            return number, current
+        current += 1
+
+
+def _size_unit(index: int, style: _Style, form: _SizeForm) -> str:
+    if form.short:
+        letter = style.prefixes[index][:1] or "B"
+        return letter + style.symbol[1:]  # "M", "M/s", "B", "B/s"
+    return style.prefixes[index] + style.symbol
+
+
+def _size_text(value: float, style: _Style, form: _SizeForm) -> str:
+    number, index = _size_number(abs(value), style, form.digits)
+    sign = "-" if value < 0 and float(number) != 0 else ""
+    unit = _size_unit(index, style, form)
+    return f"{sign}{number} {unit}" if form.space else f"{sign}{number}{unit}"
+
+
+def format_used_total(used: float, total: float, unit: str) -> str:
+    """A used amount and its total: "6.21/31.3 GiB", "0.55/8.00 GiB", "0/0 B", "9.90 MiB/31.3 GiB".
+
+    Sizes share the total's prefix when the used amount reads at least 0.1
+    in it (or is zero), and then the unit is written once; otherwise, and
+    for other units, both are written in full.
+    """
+    style, _ = _style(unit)
+    whole = format_value(total, unit)
+    if unit not in _SIZE_SYMBOLS or not (math.isfinite(used) and math.isfinite(total)) or _beyond_prefixes(abs(total), style):
+        return f"{format_value(used, unit)}/{whole}"
+    form = _SIZE_FORMS[0]
+    own, index = _size_number(abs(used), style, form.digits)
+    _, total_index = _size_number(abs(total), style, form.digits)
+    shared = index == total_index or float(own) == 0 or (index < total_index and abs(used) >= 0.1 * style.base**total_index)
+    if not shared:
+        return f"{format_value(used, unit)}/{whole}"
+    number, _ = _size_number(abs(used), style, form.digits, total_index)
+    sign = "-" if used < 0 and float(number) != 0 else ""
+    return f"{sign}{number}/{whole}"
 
 
 def _decimals(scaled: float, style: _Style) -> int:
@@ -131,12 +244,15 @@ def _format(value: float, style: _Style, decimals: int | None, space: bool) -> t
 
 
 def format_value(value: float, unit: str, width: int | None = None) -> str:
-    """``value`` in ``unit``, short: "42%", "1.5 KiB", "1.41 GHz", "3.4M", "61°C".
+    """``value`` in ``unit``, short: "42%", "1.50 KiB", "1.41 GHz", "3.4M", "61°C".
 
-    NaN is "–". With ``width`` the space before the unit goes, then decimals,
-    until the text fits; digits left of the point are never cut. Values
-    far past the unit's largest prefix (and ints past any float) read as
-    ``1.7e+308``.
+    NaN is "–". Sizes and rates follow the module's rule. With ``width``, a
+    size or rate takes the widest form that fits ``width`` for any value
+    ("9.99 MiB" from 8 cells, "9.9 MiB" from 7, "9.9M" below), so a table
+    column is written alike in every row; other units drop the space before
+    the unit, then decimals, until the text fits. Digits left of the point
+    are never cut. Values far past the unit's largest prefix (and ints past
+    any float) read as ``1.7e+308``.
     """
     style, foreign = _style(unit)
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _FLOAT_INT:
@@ -149,6 +265,8 @@ def format_value(value: float, unit: str, width: int | None = None) -> str:
         text = tiny
     elif _beyond_prefixes(abs(value), style):
         text = _scientific(value, style, style.space)
+    elif style.symbol in _SIZE_SYMBOLS:
+        text = _size_text(value, style, _size_form(width, style.symbol))
     else:
         text = _fitted(value, style, None if width is None else width - _extra(foreign))
     return _with_foreign(text, foreign)
@@ -239,7 +357,9 @@ def format_axis_labels(ticks: Sequence[float], unit: str) -> list[str]:
         labels = [_special(t) or _join("0", "", style, style.space) for t in ticks]
     else:
         index = _prefix_index(max(nonzero), style)
-        choices = [_labels_with_prefix(ticks, style, i) for i in range(index, -1, -1)]
+        # Sizes never read 1000 or more of a prefix: only their own prefix will do.
+        smallest = index if style.symbol in _SIZE_SYMBOLS else 0
+        choices = [_labels_with_prefix(ticks, style, i) for i in range(index, smallest - 1, -1)]
         usable = [labels for labels in choices if labels is not None]
         if not usable:
             return [format_value(t, unit) for t in ticks]
@@ -248,11 +368,13 @@ def format_axis_labels(ticks: Sequence[float], unit: str) -> list[str]:
     return [f"{label} {foreign}" if foreign and label != MISSING else label for label in labels]
 
 
-def axis_ticks(lo: float, hi: float, unit: str, target: int = 4) -> tuple[list[float], list[str]]:
+def axis_ticks(lo: float, hi: float, unit: str, target: int = 4, integer: bool = False) -> tuple[list[float], list[str]]:
     """Round ticks covering [lo, hi] in the unit's own prefix, with their labels.
 
     Byte axes step in binary units (0, 256 MiB, 512 MiB …) and never show
-    fractions of a byte; other units use ``nice_ticks``.
+    fractions of a byte; other units use ``nice_ticks``. ``integer`` (a
+    count: processes, threads, errors) keeps every tick a whole number:
+    0, 1, 2 rather than 0, 0.5, 1, 1.5, 2.
     """
     style, _ = _style(unit)
     # Past ±LIMIT a tick times its prefix would overflow to infinity.
@@ -268,10 +390,12 @@ def axis_ticks(lo: float, hi: float, unit: str, target: int = 4) -> tuple[list[f
             else:
                 ticks = [_clean_product(t, divisor) for t in nice_ticks(lo / divisor, hi / divisor, target)]
             top = max(abs(t) for t in ticks) / divisor
-            if top >= style.base and index < len(style.prefixes) - 1:
+            if top >= min(style.base, _SWITCH) and index < len(style.prefixes) - 1:
                 index += 1
                 continue
             break
+    if integer and not all(t.is_integer() for t in ticks):
+        ticks = [float(t) for t in integer_ticks(lo, hi, target)]
     return ticks, format_axis_labels(ticks, unit)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from widgets.chartframe import Row, Run, fit, trim_row
+from widgets.glyphs import ASCII_BAR_EMPTY, ASCII_BAR_FULL, to_ascii
 from widgets.lines import StyledLines
 from widgets.text import clean
 
@@ -20,7 +21,7 @@ MIN_COMPACT_BAR = 6  # cells a one-line GPU meter keeps before details take the 
 class Meter:
     label: str
     fraction: float | None  # 0..1, None when unknown
-    text: str  # the reading, e.g. "42%" or "6.2/31 GiB"
+    text: str  # the reading, e.g. "42%" or "6.21/31.3 GiB"
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class GpuSlice:
 
     label: str  # e.g. "1g.10gb"
     fraction: float | None  # memory used, 0..1
-    text: str  # e.g. "3.2/9.8G"
+    text: str  # e.g. "3.20/9.80 GiB"
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,12 @@ class VitalsModel:
     gpu: GpuSection = GpuSection()
 
 
-def meter_bar(fraction: float, width: int) -> tuple[str, str]:
-    """Filled and empty parts of a bar ``width`` cells wide, with eighth-cell precision."""
+def meter_bar(fraction: float, width: int, ascii: bool = False) -> tuple[str, str]:
+    """Filled and empty parts of a bar ``width`` cells wide, with eighth-cell precision (whole cells in ``ascii``)."""
     fraction = min(1.0, max(0.0, fraction))
+    if ascii:
+        full = round(fraction * width)
+        return ASCII_BAR_FULL * full, ASCII_BAR_EMPTY * (width - full)
     eighths = round(fraction * width * 8)
     full, part = divmod(eighths, 8)
     filled = "█" * full + (EIGHTHS[part] if part and full < width else "")
@@ -78,13 +82,13 @@ def level_style(fraction: float) -> str:
     return f"h{min(7, max(0, int(fraction * 8)))}"
 
 
-def meter_row(meter: Meter, width: int, label_width: int) -> Row:
+def meter_row(meter: Meter, width: int, label_width: int, ascii: bool = False) -> Row:
     label = fit(clean(meter.label), label_width).ljust(label_width)
     text = fit(meter.text, max(0, width - label_width - 4))
     bar_width = width - label_width - len(text) - 2
     row: Row = [(label, "heading"), (" ", "empty")]
     if bar_width >= 3 and meter.fraction is not None:
-        filled, empty = meter_bar(meter.fraction, bar_width)
+        filled, empty = meter_bar(meter.fraction, bar_width, ascii)
         row += [(filled, level_style(meter.fraction)), (empty, "muted")]
     else:
         row.append((" " * max(0, bar_width), "empty"))
@@ -116,14 +120,14 @@ def _row_width(row: Row) -> int:
     return sum(len(text) for text, _ in row)
 
 
-def _bar(fraction: float | None, width: int) -> Row:
+def _bar(fraction: float | None, width: int, ascii: bool = False) -> Row:
     if width < 3 or fraction is None:
         return [(" " * max(0, width), "empty")]
-    filled, empty = meter_bar(fraction, width)
+    filled, empty = meter_bar(fraction, width, ascii)
     return [(filled, level_style(fraction)), (empty, "muted")]
 
 
-def gpu_main_row(gpu: GpuRow, width: int, label_width: int, compact: bool) -> Row:
+def gpu_main_row(gpu: GpuRow, width: int, label_width: int, compact: bool, ascii: bool = False) -> Row:
     """The GPU's first line: its label, then the meter and reading, or a message."""
     room = width - label_width - 1
     row: Row = [_label(gpu.label, label_width), (" ", "empty")]
@@ -143,7 +147,7 @@ def gpu_main_row(gpu: GpuRow, width: int, label_width: int, compact: bool) -> Ro
         if extra:
             text += [(" ", "empty")] + extra
     bar_width = room - 1 - _row_width(text)
-    return row + _bar(gpu.fraction, bar_width) + [(" ", "empty")] + text
+    return row + _bar(gpu.fraction, bar_width, ascii) + [(" ", "empty")] + text
 
 
 def gpu_detail_row(gpu: GpuRow, width: int, label_width: int) -> Row:
@@ -156,24 +160,24 @@ def gpu_detail_row(gpu: GpuRow, width: int, label_width: int) -> Row:
     return [(" " * indent, "empty")] + parts
 
 
-def gpu_slice_row(piece: GpuSlice, width: int, indent: int, label_width: int) -> Row:
+def gpu_slice_row(piece: GpuSlice, width: int, indent: int, label_width: int, ascii: bool = False) -> Row:
     text = fit(clean(piece.text), max(0, width - indent - label_width - 2))
     bar_width = width - indent - label_width - 2 - len(text)
     label = (fit(clean(piece.label), label_width).ljust(label_width), "label")
-    return [(" " * indent, "empty"), label, (" ", "empty")] + _bar(piece.fraction, bar_width) + [(" ", "empty"), (text, "value")]
+    return [(" " * indent, "empty"), label, (" ", "empty")] + _bar(piece.fraction, bar_width, ascii) + [(" ", "empty"), (text, "value")]
 
 
-def gpu_rows(section: GpuSection, width: int, label_width: int) -> list[Row]:
+def gpu_rows(section: GpuSection, width: int, label_width: int, ascii: bool = False) -> list[Row]:
     rows: list[Row] = []
     if section.heading:
         rows.append([(fit(clean(section.heading), width), "heading")])
     for gpu in section.rows:
-        rows.append(gpu_main_row(gpu, width, label_width, section.compact))
+        rows.append(gpu_main_row(gpu, width, label_width, section.compact, ascii))
         if gpu.details and not section.compact:
             rows.append(gpu_detail_row(gpu, width, label_width))
         slice_width = max([len(piece.label) for piece in gpu.slices] + [0])
         for piece in gpu.slices:
-            rows.append(gpu_slice_row(piece, width, label_width + 1, slice_width))
+            rows.append(gpu_slice_row(piece, width, label_width + 1, slice_width, ascii))
     if section.note and not section.rows:
         rows.append([_label("GPU", label_width), (" ", "empty"), (fit(clean(section.note), width - label_width - 1), "muted")])
     return rows
@@ -196,7 +200,8 @@ def _label_width(model: VitalsModel) -> int:
     return min(8, max([len(label) for label in labels] + [3]))
 
 
-def vitals_rows(model: VitalsModel, width: int, height: int) -> list[Row]:
+def vitals_rows(model: VitalsModel, width: int, height: int, ascii: bool = False) -> list[Row]:
+    """The sidebar's rows; only ASCII with ``ascii``."""
     rows: list[Row] = []
     if model.title:
         rows.append([(fit(clean(model.title), width), "heading")])
@@ -204,13 +209,15 @@ def vitals_rows(model: VitalsModel, width: int, height: int) -> list[Row]:
         rows.append([(fit(clean(model.subtitle), width), "muted")])
     label_width = _label_width(model)
     for meter in model.meters:
-        rows.append(meter_row(meter, width, label_width))
+        rows.append(meter_row(meter, width, label_width, ascii))
     for label, text in model.lines:
         rows.append([(fit(clean(label), label_width).ljust(label_width), "heading"), (" ", "empty"), (fit(text, width - label_width - 1), "value")])
-    rows += gpu_rows(model.gpu, width, label_width)
+    rows += gpu_rows(model.gpu, width, label_width, ascii)
     for note in model.notes:
         rows.append([(fit("⚠ " + clean(note), width), "warn")])
     rows = rows[:height]
+    if ascii:
+        rows = [[(to_ascii(text), style) for text, style in row] for row in rows]
     return [trim_row(row, width) for row in rows] + [[(" " * width, "empty")] for _ in range(height - len(rows))]
 
 
@@ -249,4 +256,4 @@ class Vitals(StyledLines):
         return max(1, vitals_line_count(self._model))
 
     def build_rows(self, width: int, height: int) -> list[Row]:
-        return vitals_rows(self._model, width, height)
+        return vitals_rows(self._model, width, height, ascii=self.ascii)

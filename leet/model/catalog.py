@@ -41,6 +41,7 @@ class MetricInfo:
     percent: bool
     y_min: float | None
     y_max: float | None
+    integer: bool = False  # a count (processes, threads, errors): whole numbers only
 
     @property
     def raw_key(self) -> str:
@@ -69,6 +70,7 @@ class ChartSpec:
     y_max: float | None
     series: tuple[MetricInfo, ...]
     x_axis: str = ""  # a run metric's define_metric axis; "" for the step (or time)
+    integer: bool = False  # every series is a count: the y axis ticks whole numbers
 
     @property
     def full_title(self) -> str:
@@ -100,6 +102,7 @@ def _describe(raw_key: str) -> MetricInfo:
         percent=unit.percent,
         y_min=unit.y_min,
         y_max=unit.y_max,
+        integer=unit.integer,
     )
 
 
@@ -186,6 +189,7 @@ def group(keys: Iterable[str], order: str = "symon") -> list[ChartSpec]:
                 y_min=first.y_min,
                 y_max=first.y_max,
                 series=tuple(sorted(infos.values(), key=_series_order)),
+                integer=all(info.integer for info in infos.values()),
             )
         )
     specs.sort(key=lambda spec: _chart_order(spec, order))

@@ -25,6 +25,7 @@ class _Unit:
     percent: bool = False
     y_min: float | None = 0.0
     y_max: float | None = None
+    integer: bool = False  # a count: whole numbers only, so whole-number ticks
 
 
 PERCENT = _Unit("%", percent=True, y_min=0.0, y_max=100.0)
@@ -44,7 +45,7 @@ MILLIJOULES = _Unit("J", 1e-3)
 MHZ = _Unit("Hz", 1e6)
 SECONDS = _Unit("s")
 MICROSECONDS = _Unit("s", 1e-6)
-COUNT = _Unit("")
+COUNT = _Unit("", integer=True)
 UNKNOWN = _Unit("", y_min=None)
 
 

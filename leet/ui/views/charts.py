@@ -7,6 +7,7 @@ so what a person sees can be tested without a terminal.
 
 from __future__ import annotations
 
+import math
 from typing import Mapping, Sequence
 
 from leet.model.catalog import ChartSpec
@@ -52,6 +53,31 @@ def default_mode(spec: ChartSpec) -> str:
     if len(spec.series) >= _SPREAD_FROM and len(node_labels(spec)) >= 2:
         return "spread"
     return "heatmap" if spec.percent and len(spec.series) >= 4 else "line"
+
+
+def whole_numbers(data: Sequence[SeriesView]) -> bool:
+    """Whether every finite reading (each bucket's low and high) is a whole number, and there is one."""
+    seen = False
+    for series in data:
+        for values in (series.lo, series.hi):
+            for value in values:
+                if not math.isfinite(value):
+                    continue
+                if value != math.floor(value):
+                    return False
+                seen = True
+    return seen
+
+
+def counts(spec: ChartSpec, data: Sequence[SeriesView]) -> bool:
+    """A chart of counts: the catalog says so, or a plain-number chart only ever held whole numbers.
+
+    A run's metrics carry no unit, so the values decide there (steps,
+    epochs, tokens seen); a plain-number key from the host no rule knows, too.
+    """
+    if spec.integer:
+        return True
+    return spec.unit == "" and not spec.percent and whole_numbers(data)
 
 
 def _scaled(data: SeriesData, scale: float) -> SeriesView:
@@ -103,6 +129,7 @@ def chart_view(
         x_kind=x_kind,
         groups=tuple(node_name(label) for label in labels) if by_node else (),
         series_group=tuple(groups) if by_node else (),
+        integer=counts(spec, data),
     )
 
 
@@ -137,6 +164,7 @@ def _spread_view(
         band=band,
         band_name=f"{len(by_node)} nodes",
         note=outlier.describe(spec.unit) if outlier else "",
+        integer=counts(spec, (band, *highlight)),
     )
 
 

@@ -13,10 +13,9 @@ import re
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from widgets.units import format_value
+from widgets.units import format_used_total, format_value
 from widgets.vitals import GpuRow, GpuSection, GpuSlice, VitalsModel, vitals_line_count
 
-GIB = 2**30
 HOT_CELSIUS = 85.0  # where datacentre GPUs start to slow themselves down
 MIG_MESSAGE = "MIG · no utilisation from NVML"
 
@@ -43,17 +42,11 @@ def gpu_indices(latest: Mapping[str, float], gpus: Sequence[Any]) -> list[int]:
     return sorted(indices)
 
 
-def gib(value: float) -> str:
-    """Bytes as GiB, short: one decimal below 100 GiB, none above."""
-    amount = value / GIB
-    return f"{amount:.0f}" if amount >= 99.95 else f"{amount:.1f}"
-
-
 def memory_text(used: float | None, total: float | None) -> str | None:
-    """ "61.2/79.6G", or "61.2G" without a total; None when nothing is known."""
+    """ "61.2/79.6 GiB", or "61.2 GiB" without a total; None when nothing is known."""
     if used is None:
         return None
-    return f"{gib(used)}/{gib(total)}G" if total else f"{gib(used)}G"
+    return format_used_total(used, total, "B") if total else format_value(used, "B")
 
 
 def power_text(watts: float | None, limit: float | None) -> str | None:

@@ -10,7 +10,7 @@ import math
 import time
 from typing import Any, Iterable, Mapping, Sequence
 
-from widgets.units import format_value
+from widgets.units import format_used_total, format_value
 from widgets.vitals import GpuSection, Meter, VitalsModel
 
 
@@ -42,28 +42,40 @@ def _memory_meter(latest: Mapping[str, float], host: Any | None) -> Meter | None
     used = latest.get("memory.used")
     total = getattr(host, "memory_total", None)
     if used is not None and total:
-        text = f"{format_value(used, 'B')}/{format_value(float(total), 'B')}"
+        text = format_used_total(used, float(total), "B")
     else:
         text = format_value(percent, "%")
     return Meter("Mem", _fraction(percent), text)
 
 
 def _swap_meter(latest: Mapping[str, float], host: Any | None) -> Meter | None:
+    """Used of total swap; a host without swap reads "0/0 B" (htop: ``Swp 0K/0K``) rather than no row."""
     total = getattr(host, "swap_total", None)
     percent = latest.get("swap.used_percent")
-    if percent is None and not total:
-        return None
+    if percent is None and total is None:
+        return None  # nothing known yet
     used = latest.get("swap.used", 0.0)
-    if total:
-        text = f"{format_value(used, 'B')}/{format_value(float(total), 'B')}"
+    if total is not None:
+        text = format_used_total(used, float(total), "B")
     else:
         text = format_value(percent or 0.0, "%")
     return Meter("Swap", _fraction(percent or 0.0), text)
 
 
-def _disk_meters(latest: Mapping[str, float], disk_paths: Sequence[str]) -> list[Meter]:
+def _disk_meters(latest: Mapping[str, float], disk_paths: Sequence[str], spaces: Mapping[str, Any] | None = None) -> list[Meter]:
+    """Used of size per path, as ``df`` shows them.
+
+    With the disk collector's figures (``df``'s Size, Used and Use%: the
+    size counts blocks reserved for root and any the file system keeps back,
+    so it is not used + available), those; else the size is worked back
+    from W&B's keys, which gives used + available.
+    """
     meters = []
     for path in disk_paths:
+        space = (spaces or {}).get(path)
+        if space is not None:
+            meters.append(Meter(f"Disk {path}", _fraction(space.use_percent), format_used_total(space.used, space.size, "B")))
+            continue
         percent = latest.get(f"disk.{path}.usagePercent")
         if percent is None:
             continue
@@ -71,7 +83,7 @@ def _disk_meters(latest: Mapping[str, float], disk_paths: Sequence[str]) -> list
         text = format_value(percent, "%")
         if used_gib is not None and percent > 0:
             total = used_gib / (percent / 100.0) * 2**30
-            text = f"{format_value(used_gib * 2**30, 'B')}/{format_value(total, 'B')}"
+            text = format_used_total(used_gib * 2**30, total, "B")
         meters.append(Meter(f"Disk {path}", _fraction(percent), text))
     return meters
 
@@ -117,10 +129,15 @@ def vitals_model(
     disk_paths: Sequence[str],
     notes: Sequence[str] = (),
     gpu: GpuSection | None = None,
+    disks: Mapping[str, Any] | None = None,
 ) -> VitalsModel:
-    """Host meters and rates; ``gpu`` (see ``leet.ui.views.gpu``) adds the GPU section."""
+    """Host meters and rates; ``gpu`` (see ``leet.ui.views.gpu``) adds the GPU section.
+
+    ``disks`` maps a disk path to its ``df`` figures (``size``, ``used``,
+    ``use_percent``), as the disk collector's ``disk_space`` extra gives them.
+    """
     meters = [m for m in (_cpu_meter(latest), _memory_meter(latest, host), _swap_meter(latest, host)) if m]
-    meters += _disk_meters(latest, disk_paths)
+    meters += _disk_meters(latest, disk_paths, disks)
     return VitalsModel(
         title=getattr(host, "cpu_model", "") or "",
         subtitle=_host_subtitle(host),
@@ -146,15 +163,24 @@ def format_uptime(seconds: float) -> str:
     return f"{minutes}m"
 
 
-def host_summary(host: Any | None, now: float | None = None) -> str:
+def host_summary(host: Any | None, now: float | None = None, width: int | None = None) -> str:
+    """``name • up 3d 2h • load 1.50 0.75 0.25``; with ``width``, the fullest form that fits that many cells.
+
+    Parts give way whole, never a number cut in half: first the uptime, then
+    the 5- and 15-minute load averages, then the load. The host name stays
+    (the header cuts it if it alone is too long).
+    """
     if host is None:
         return "collecting system metrics…"
     now = time.time() if now is None else now
-    parts = [getattr(host, "hostname", "") or "host"]
+    name = getattr(host, "hostname", "") or "host"
     boot = getattr(host, "boot_time", None)
-    if boot:
-        parts.append(f"up {format_uptime(now - boot)}")
+    uptime = [f"up {format_uptime(now - boot)}"] if boot else []
     load = getattr(host, "load_avg", None)
-    if load:
-        parts.append("load " + " ".join(f"{v:.2f}" for v in load))
-    return " • ".join(parts)
+    loads = [f"load {load[0]:.2f}"] if load else []
+    full_load = ["load " + " ".join(f"{v:.2f}" for v in load)] if load else []
+    forms = ([name, *uptime, *full_load], [name, *full_load], [name, *loads], [name])
+    texts = [" • ".join(parts) for parts in forms]
+    if width is None:
+        return texts[0]
+    return next((text for text in texts if len(text) <= width), texts[-1])
