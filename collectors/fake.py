@@ -13,6 +13,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from collectors.base import Collector, Probe
+from collectors.disk import DiskSpace
 from collectors.fake_curves import (
     DEFAULT_START,
     GIB,
@@ -53,6 +54,8 @@ FAKE_PROCESSES = (
     (29601, "bash", "ml", "-bash", 0.0, 0.005, 1),
     (1, "systemd", "root", "/sbin/init", 0.1, 0.012, 1),
 )
+# pid → parent pid, for the tree view; any other process is systemd's child.
+FAKE_PARENTS = {1: 0, 29601: 29554, 31877: 29601, 48190: 29601, 48213: 48190, 48251: 48213, 48252: 48213, 48260: 48213}
 
 
 class FakeHostCollector(Collector):
@@ -97,7 +100,7 @@ class FakeHostCollector(Collector):
 
     def extras(self) -> Mapping[str, Any]:
         t = self._clock()
-        return {"host": self._host_info(t), "processes": self._processes(t)}
+        return {"host": self._host_info(t), "processes": self._processes(t), "disk_space": self._disk_space(t)}
 
     def core_percent(self, core: int, t: float) -> float:
         wave = Wave(
@@ -131,11 +134,21 @@ class FakeHostCollector(Collector):
             "swap.used_percent": swap / FAKE_SWAP_TOTAL * 100,
         }
 
+    def _disk_used(self, n: int, t: float) -> tuple[float, float]:
+        total = FAKE_DISK_TOTAL / (n + 1)
+        return total * (0.34 + 0.05 * sawtooth(t, 900.0 + 60 * n, 0.3 * n)), total
+
+    def _disk_space(self, t: float) -> dict[str, DiskSpace]:
+        spaces = {}
+        for n, path in enumerate(self.disk_paths):
+            used, total = self._disk_used(n, t)
+            spaces[path] = DiskSpace(size=int(total), used=int(used), available=int(total) - int(used))
+        return spaces
+
     def _disks(self, t: float) -> dict[str, float]:
         values: dict[str, float] = {}
         for n, path in enumerate(self.disk_paths):
-            total = FAKE_DISK_TOTAL / (n + 1)
-            used = total * (0.34 + 0.05 * sawtooth(t, 900.0 + 60 * n, 0.3 * n))
+            used, total = self._disk_used(n, t)
             values[f"disk.{path}.usagePercent"] = used / total * 100
             values[f"disk.{path}.usageGB"] = used / GIB
         for dev, reads, writes in zip(self.disks, self._reads, self._writes):
@@ -190,6 +203,8 @@ class FakeHostCollector(Collector):
                     memory_percent=rss / FAKE_MEMORY_TOTAL * 100,
                     threads=threads,
                     command=command,
+                    ppid=FAKE_PARENTS.get(pid, 1),
+                    state="R" if cpu >= 50 else "S",
                 )
             )
         rows.sort(key=lambda row: (-row.cpu_percent, row.pid))

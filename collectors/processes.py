@@ -1,8 +1,14 @@
-"""The process table: every process with its CPU, memory, threads and command.
+"""The process table: every process with its parent, state, CPU, memory, threads and command.
 
 A classic monitor spends most of its own CPU here, so each sweep reads one
 file per process (``/proc/<pid>/stat``). The owner and command line are
 read once per process and kept until the process execs or its pid is reused.
+
+Kernel threads have no command line. Their name comes whole from ``stat``:
+kernels since 5.17 give a kernel thread's full name there (and in ``comm``
+and ``status``, which say the same), past the 15 characters of a process
+name, and workqueue workers carry their queue (``kworker/0:1-events``).
+They read as ``ps`` writes them: ``[ksoftirqd/0]``.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from collectors.procfs import UserNames, read_bytes, under_root
 
 # The kernel cuts process names (comm) to 15 characters.
 COMM_LENGTH = 15
+# kthreadd: the parent of every kernel thread.
+KTHREADD_PID = 2
 
 
 @dataclass(frozen=True)
@@ -30,7 +38,11 @@ class ProcessRow:
     rss_bytes: int
     memory_percent: float
     threads: int
-    command: str
+    command: str  # the command line; a kernel thread's name in brackets
+    ppid: int = 0  # 0: no parent in view
+    state: str = ""  # R running, S sleeping, D disk wait, Z zombie, T stopped, I idle …
+    cpu_seconds: float = 0.0  # CPU time used since the process started (user + system)
+    kernel: bool = False  # a kernel thread
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,7 @@ class _Identity:
     name: str
     user: str
     command: str
+    kernel: bool
 
 
 def command_line(raw: bytes) -> list[str]:
@@ -56,6 +69,16 @@ def display_name(comm: str, argv: list[str]) -> str:
         if program.startswith(comm):
             return program
     return comm
+
+
+def is_kernel_thread(pid: int, ppid: int, argv: list[str]) -> bool:
+    """kthreadd and its children, which have no command line (as ``ps`` and htop tell them)."""
+    return not argv and (pid == KTHREADD_PID or ppid == KTHREADD_PID)
+
+
+def kernel_command(name: str) -> str:
+    """How a kernel thread reads in a command column: its whole name in brackets."""
+    return f"[{name}]"
 
 
 class ProcessTableCollector(Collector):
@@ -126,6 +149,10 @@ class ProcessTableCollector(Collector):
             ),
             threads=stat.threads,
             command=identity.command,
+            ppid=stat.ppid,
+            state=stat.state,
+            cpu_seconds=stat.cpu_ticks / CLOCK_TICKS,
+            kernel=identity.kernel,
         )
 
     def _cpu_percent(self, stat: ProcStat, elapsed: float) -> float:
@@ -139,12 +166,14 @@ class ProcessTableCollector(Collector):
             return known
         raw = read_bytes(f"{self.proc_dir}/{stat.pid}/cmdline") or b""
         argv = command_line(raw)
+        kernel = is_kernel_thread(stat.pid, stat.ppid, argv)
         identity = _Identity(
             start_ticks=stat.start_ticks,
             comm=stat.name,
             name=display_name(stat.name, argv),
             user=self._user(stat.pid),
-            command=" ".join(argv) or stat.name,
+            command=kernel_command(stat.name) if kernel else " ".join(argv) or stat.name,
+            kernel=kernel,
         )
         self._identities[stat.pid] = identity
         return identity

@@ -67,7 +67,7 @@ def test_a_mig_process_names_its_slice_by_profile():
 
 def test_the_header_marks_the_sort_and_narrow_tables_drop_user():
     assert text(gpu_header_row(60, "memory")).split() == ["GPU", "PID", "USER", "GPUMEM▼", "SM%", "COMMAND"]
-    assert "SM%▼" in text(gpu_header_row(60, "sm")) and "GPU▼" in text(gpu_header_row(60, "gpu"))
+    assert "SM%▼" in text(gpu_header_row(60, "sm")) and "GPU▲" in text(gpu_header_row(60, "gpu")), "GPU 0 first: ascending"
     narrow = text(gpu_process_row(TRAINER, 34, "value"))
     assert len(narrow) == 34 and "ml" not in narrow.split() and "USER" not in text(gpu_header_row(34, "memory"))
 

@@ -37,16 +37,46 @@ def _sm_key(row: Any) -> tuple:
     return (sm is None, -(sm or 0.0))
 
 
-def arrange_gpu_processes(rows: Sequence[Any], sort: str = "memory", pattern: str = "") -> list[Any]:
-    """Filtered (command, user or PID) and sorted rows; unknown values sort last."""
+GPU_DESCENDING = {"memory": True, "sm": True, "gpu": False, "pid": False, "user": False, "command": False}
+GPU_CHOICES = (
+    ("gpu", "GPU", "GPU index, then MIG slice"),
+    ("pid", "PID", "process id"),
+    ("user", "USER", "owner"),
+    ("memory", "GPU MEM", "GPU memory used"),
+    ("sm", "SM%", "streaming multiprocessor use"),
+    ("command", "COMMAND", "command line"),
+)
+
+
+def _known(row: Any, sort: str) -> bool:
+    if sort == "memory":
+        return row.used_memory is not None
+    if sort == "sm":
+        return row.sm_percent is not None
+    if sort in ("user", "command"):
+        return bool(getattr(row, sort))
+    return True
+
+
+def arrange_gpu_processes(rows: Sequence[Any], sort: str = "memory", pattern: str = "", descending: bool | None = None) -> list[Any]:
+    """Filtered (command, user or PID) and sorted rows; unknown values sort last, either way round."""
     if pattern:
         matches = compile_filter(pattern)
         rows = [r for r in rows if matches(str(r.pid)) or matches(r.command or "") or matches(r.user or "")]
     if sort == "sm":
-        return sorted(rows, key=lambda r: (*_sm_key(r), *_memory_key(r), r.gpu, r.pid))
-    if sort == "gpu":
-        return sorted(rows, key=lambda r: (r.gpu, r.mig or "", *_memory_key(r), r.pid))
-    return sorted(rows, key=lambda r: (*_memory_key(r), r.gpu, r.pid))
+        ordered = sorted(rows, key=lambda r: (*_sm_key(r), *_memory_key(r), r.gpu, r.pid))
+    elif sort == "gpu":
+        ordered = sorted(rows, key=lambda r: (r.gpu, r.mig or "", *_memory_key(r), r.pid))
+    elif sort == "pid":
+        ordered = sorted(rows, key=lambda r: (r.pid, r.gpu))
+    elif sort in ("user", "command"):
+        ordered = sorted(rows, key=lambda r: (not getattr(r, sort), (getattr(r, sort) or "").casefold(), r.gpu, r.pid))
+    else:
+        ordered = sorted(rows, key=lambda r: (*_memory_key(r), r.gpu, r.pid))
+    if descending is None or descending == GPU_DESCENDING.get(sort, True):
+        return ordered
+    known = [r for r in ordered if _known(r, sort)]
+    return known[::-1] + [r for r in ordered if not _known(r, sort)]
 
 
 def _columns(width: int) -> bool:
@@ -54,13 +84,35 @@ def _columns(width: int) -> bool:
     return width >= USER_MIN_WIDTH
 
 
-def gpu_header_row(width: int, sort: str) -> Row:
-    gpu = "GPU▼" if sort == "gpu" else " GPU"
-    memory = "GPUMEM▼" if sort == "memory" else "GPU MEM"
-    sm = "SM%▼" if sort == "sm" else " SM%"
-    user = f" {'USER':<6}" if _columns(width) else ""
-    text = f"{gpu} {'PID':>7}{user} {memory:>7} {sm:>4} COMMAND"
+def _arrow(column: str, sort: str, descending: bool | None) -> str:
+    if column != sort:
+        return ""
+    if descending is None:
+        descending = GPU_DESCENDING.get(sort, True)
+    return "▼" if descending else "▲"
+
+
+def gpu_header_row(width: int, sort: str, descending: bool | None = None) -> Row:
+    def title(column: str, text: str) -> str:
+        return text + _arrow(column, sort, descending)
+
+    gpu = title("gpu", "GPU") if sort == "gpu" else " GPU"
+    memory = title("memory", "GPUMEM") if sort == "memory" else "GPU MEM"
+    sm = title("sm", "SM%") if sort == "sm" else " SM%"
+    user = f" {title('user', 'USER'):<6}" if _columns(width) else ""
+    text = f"{gpu} {title('pid', 'PID'):>7}{user} {memory:>7} {sm:>4} {title('command', 'COMMAND')}"
     return [(fit(text, width).ljust(width), "heading")]
+
+
+def gpu_header_spans(width: int) -> list[tuple[int, int, str]]:
+    """``(first, end, sort key)`` of each heading, as ``gpu_header_row`` lays them out."""
+    spans = [(0, 4, "gpu"), (4, 12, "pid")]
+    x = 12
+    if _columns(width):
+        spans.append((x, x + 7, "user"))
+        x += 7
+    spans += [(x, x + 8, "memory"), (x + 8, x + 13, "sm"), (x + 13, max(width, x + 14), "command")]
+    return spans
 
 
 def memory_text(used: int | None) -> str:
@@ -77,15 +129,18 @@ def slice_name(mig: str) -> str:
     return found.group(0) if found else mig
 
 
-def command_text(row: Any) -> str:
+def command_text(row: Any, mode: str = "command") -> str:
     command = clean(short_command(row.command or "", "")) or UNKNOWN
+    if mode == "name" and row.command:
+        command = command.partition(" ")[0]
     return f"[{clean(slice_name(row.mig))}] {command}" if row.mig else command
 
 
-def gpu_process_row(row: Any, width: int, style: str) -> Row:
+def gpu_process_row(row: Any, width: int, style: str, command_mode: str = "command") -> Row:
     """One process: a ● when it is in the watched tree, then GPU, PID, USER, GPU MEM, SM% and command."""
     user = f" {fit(clean(row.user or '') or UNKNOWN, 6):<6}" if _columns(width) else ""
-    text = f"{row.gpu:>3} {row.pid:>7}{user} {memory_text(row.used_memory):>7} {sm_text(row.sm_percent):>4} {command_text(row)}"
+    command = command_text(row, command_mode)
+    text = f"{row.gpu:>3} {row.pid:>7}{user} {memory_text(row.used_memory):>7} {sm_text(row.sm_percent):>4} {command}"
     marker = (WATCHED, "ok") if row.in_tree else (" ", style)
     return [marker, (fit(text, width - 1).ljust(width - 1), style)]
 
@@ -134,17 +189,32 @@ class GpuProcessTable(ProcessTable):
 
     # -- ProcessTable hooks ----------------------------------------------------
     def arrange_rows(self, rows: Sequence[Any]) -> list[Any]:
-        return arrange_gpu_processes(rows, self.sort, self.pattern)
+        return arrange_gpu_processes(rows, self.sort, self.pattern, self.descending)
 
     def row_key(self, row: Any) -> Any:
         # One process may hold several GPUs: a row is a (GPU, PID) pair.
         return (row.gpu, row.mig, row.pid)
 
     def header_row(self, width: int) -> Row:
-        return gpu_header_row(width, self.sort)
+        return gpu_header_row(width, self.sort, self.descending)
 
     def item_row(self, row: Any, width: int, style: str) -> Row:
-        return gpu_process_row(row, width, style)
+        return gpu_process_row(row, width, style, self.command_mode)
+
+    def header_spans(self, width: int) -> list[tuple[int, int, str]]:
+        return gpu_header_spans(width)
+
+    def sort_choices(self) -> list[tuple[str, str, str]]:
+        return list(GPU_CHOICES)
+
+    def default_descending(self, sort: str) -> bool:
+        return GPU_DESCENDING.get(sort, True)
+
+    def set_watched(self, pid: int | None, tree: bool = False) -> None:
+        """The collector marks the watched tree itself (``in_tree``)."""
+
+    def set_tree(self, tree: bool) -> None:
+        """GPU rows are flat: one per process and GPU."""
 
     def preamble_rows(self, width: int) -> list[Row]:
         return note_rows(self.notes, width)
