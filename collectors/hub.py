@@ -1,6 +1,7 @@
 """The hub: runs every collector on a schedule and merges one Sample per sweep.
 
-One scheduling thread sweeps at a fixed rate. Every call into a collector
+One scheduling thread sweeps every ``interval``, which ``set_interval`` may
+change from any thread while it runs. Every call into a collector
 (probe, sample + extras, close) runs on that collector's own persistent
 worker thread (``hub_worker``), so a collector that hangs or raises costs
 the others nothing: the hub waits for each one only up to its ``budget``,
@@ -168,7 +169,14 @@ class Hub:
         return self._interval
 
     def set_interval(self, seconds: float) -> None:
-        """Change the sweep interval; takes effect at once, not after the current wait."""
+        """Change the sweep interval from any thread; it takes effect at once, not after the current wait.
+
+        Budgets and cadences stay each collector's own: a sweep still waits
+        for a slow collector up to its budget (the slots it overran are
+        skipped), and a collector with a longer cadence is sampled no more
+        often than that. Refused (``ValueError``) outside ``MIN_INTERVAL`` to
+        ``MAX_INTERVAL``.
+        """
         self._interval = _checked_interval(seconds)
         self._rescheduled = True
         self._wake.set()

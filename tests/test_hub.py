@@ -379,3 +379,76 @@ def test_stop_without_start_closes_every_collector_quickly():
     hub.stop()
     assert all(c.closed.is_set() for c in counters)
     hub.stop()  # a second stop is harmless
+
+
+class Slow(Counter):
+    """Takes ``seconds`` to answer, well within its budget."""
+
+    def __init__(self, name: str = "slow", key: str = "w", seconds: float = 0.15, budget: float = 2.0):
+        super().__init__(name, key)
+        self.seconds = seconds
+        self.budget = budget
+
+    def sample(self):
+        time.sleep(self.seconds)
+        return super().sample()
+
+
+def test_a_longer_interval_set_while_running_is_the_next_wait(hubs):
+    hub = hubs([Counter()], interval=0.02, warmup=0.0)
+    got = Collected()
+    hub.subscribe(got)
+    hub.start()
+    assert got.wait_count(3)
+    hub.set_interval(30.0)
+    time.sleep(0.1)  # a sweep already under way may still land
+    settled = len(got.samples)
+    time.sleep(0.4)
+    assert len(got.samples) == settled, "sweeps went on at the old interval"
+    assert hub.interval == 30.0
+
+
+def test_set_interval_from_many_threads_leaves_one_valid_interval_and_sweeps_going(hubs):
+    hub = hubs([Counter()], interval=0.05, warmup=0.0)
+    got = Collected()
+    hub.subscribe(got)
+    hub.start()
+    choices = (0.02, 0.05, 0.1)
+    threads = [threading.Thread(target=lambda i=i: [hub.set_interval(choices[(i + n) % 3]) for n in range(200)]) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(PATIENCE)
+    hub.set_interval(0.02)
+    count = len(got.samples)
+    assert got.wait_count(count + 3), "the scheduler stopped after the changes"
+
+
+def test_a_shorter_interval_than_a_collectors_answer_keeps_its_budget(hubs):
+    slow, fast = Slow(seconds=0.15, budget=2.0), Counter("fast", "f")
+    hub = hubs([slow, fast], interval=1.0, warmup=0.0)
+    got = Collected()
+    hub.subscribe(got)
+    hub.start()
+    assert got.wait_count(1)
+    hub.set_interval(0.02)
+    assert got.wait_count(4)
+    late = got.samples[1:]
+    # Each sweep waits for the slow collector (its budget is 2 s): never HUNG, its value in every sweep.
+    assert all("w" in sample.values and "f" in sample.values for sample in late)
+    assert health_of(hub, "slow").health is Health.OK
+    gaps = [b.timestamp - a.timestamp for a, b in zip(late, late[1:])]
+    assert all(gap >= 0.1 for gap in gaps), f"sweeps overlapped the slow answer: {gaps}"
+
+
+def test_a_collectors_cadence_holds_when_the_interval_shrinks(hubs):
+    paced, every = Counter("paced", "p", cadence=0.4), Counter("every", "e")
+    hub = hubs([paced, every], interval=1.0, warmup=0.0)
+    got = Collected()
+    hub.subscribe(got)
+    hub.start()
+    assert got.wait_count(1)
+    hub.set_interval(0.02)
+    assert got.wait_count(15)
+    with_paced = sum("p" in sample.values for sample in got.samples)
+    assert every.calls >= 15 and with_paced <= every.calls // 3, (with_paced, every.calls)

@@ -31,6 +31,7 @@ class LiveSource(Listeners):
         self._status: tuple[CollectorStatus, ...] = ()
         self._last_timestamp: float | None = None
         self._first_timestamp: float | None = None
+        self._interval: float | None = None
         if hub is not None:
             hub.subscribe(self.ingest)
 
@@ -61,6 +62,23 @@ class LiveSource(Listeners):
             if self._first_timestamp is None or self._last_timestamp is None:
                 return None
             return self._first_timestamp, self._last_timestamp
+
+    @property
+    def interval(self) -> float | None:
+        """Seconds between the hub's sweeps (what ``set_interval`` last set, without a hub)."""
+        return self.hub.interval if self.hub is not None else self._interval
+
+    def set_interval(self, seconds: float) -> float:
+        """Sample every ``seconds`` from the next wait on; returns the interval now in force.
+
+        The hub checks the value (``ValueError`` outside its range) and keeps
+        each collector's cadence and budget.
+        """
+        if self.hub is None:
+            self._interval = float(seconds)
+            return self._interval
+        self.hub.set_interval(seconds)
+        return float(self.hub.interval)
 
     def start(self) -> None:
         if self.hub is not None:

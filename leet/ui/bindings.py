@@ -1,13 +1,15 @@
 """The key map, in one table per screen: bindings, the help screen and the footer are made from it.
 
-A row with ``where="processes"`` is bound by the process table widget itself
-(it answers only while focused); the table lists it so help shows it, and a
-test checks the widget binds the same keys.
+A row with ``where="processes"`` is bound by the process table widget itself,
+and one with ``where="runs"`` by the workspace's runs list: each answers only
+while focused. The table lists them so help and the footer show them, and a
+test checks the widgets bind the same keys.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Collection
 
 
 @dataclass(frozen=True)
@@ -18,7 +20,7 @@ class Key:
     description: str
     category: str
     hint: str = ""  # the footer's word for it; keys without one stay out of the footer
-    where: str = "screen"  # "screen": a screen binding; "processes": the focused process table's
+    where: str = "screen"  # "screen": a screen binding; "processes", "runs": the focused process table's, runs list's
 
 
 def screen_keys(keys: tuple[Key, ...]) -> tuple[Key, ...]:
@@ -26,9 +28,16 @@ def screen_keys(keys: tuple[Key, ...]) -> tuple[Key, ...]:
     return tuple(key for key in keys if key.where == "screen")
 
 
-def footer_hints(keys: tuple[Key, ...]) -> list[tuple[str, str]]:
-    """(keys as shown, hint) for the footer, in table order: the first written key of each."""
-    return [(key.shown.split()[0], key.hint) for key in keys if key.hint and key.shown]
+def footer_hints(keys: tuple[Key, ...], skip: Collection[str] = ()) -> list[tuple[str, str]]:
+    """(keys as shown, hint) for the footer, in table order: the first written key of each.
+
+    ``skip`` names actions to leave out (a key that does nothing in the view shown).
+    """
+    return [(key.shown.split()[0], key.hint) for key in keys if key.hint and key.shown and key.action not in skip]
+
+
+# The help section of the keys a focused widget binds, by ``Key.where``.
+WIDGET_SECTIONS = {"processes": "Process table (focused)", "runs": "Runs list (focused)"}
 
 
 SYMON_KEYS: tuple[Key, ...] = (
@@ -71,12 +80,17 @@ SYMON_KEYS: tuple[Key, ...] = (
 
 
 def help_sections(keys: tuple[Key, ...] = SYMON_KEYS) -> list[tuple[str, list[tuple[str, str]]]]:
-    """(category, [(keys, description)]) in table order, skipping continuation rows."""
+    """(category, [(keys, description)]) in table order, skipping continuation rows.
+
+    Keys a focused widget binds come last, in a section of their own per widget.
+    """
     sections: dict[str, list[tuple[str, str]]] = {}
+    widgets: dict[str, list[tuple[str, str]]] = {}
     for key in keys:
         if key.shown:
-            sections.setdefault(key.category, []).append((key.shown, key.description))
-    return list(sections.items())
+            where = WIDGET_SECTIONS.get(key.where)
+            (widgets.setdefault(where, []) if where else sections.setdefault(key.category, [])).append((key.shown, key.description))
+    return list(sections.items()) + list(widgets.items())
 
 
 RUN_KEYS: tuple[Key, ...] = (

@@ -102,7 +102,11 @@ class LabelList(StyledLines, can_focus=True):
 class LabelPicker(ModalScreen[LabelFilter]):
     """Pick which node labels show; ``on_change`` hears every toggle, the result is the last choice."""
 
-    BINDINGS = [Binding("escape,enter,l,q", "close", "Close", show=False)]
+    BINDINGS = [
+        Binding("escape,enter,l,q", "close", "Close", show=False),
+        Binding("f1", "help", "Help", show=False),
+        Binding("f10,ctrl+c", "app.quit", "Quit", show=False),
+    ]
 
     def __init__(self, writers: Sequence[WriterStatus], labels: Sequence[str], chosen: LabelFilter, on_change: Callable[[LabelFilter], None]) -> None:
         super().__init__()
@@ -122,3 +126,9 @@ class LabelPicker(ModalScreen[LabelFilter]):
 
     def action_close(self) -> None:
         self.dismiss(self._list.chosen)
+
+    def action_help(self) -> None:
+        from leet.ui.bindings import RUN_KEYS
+        from leet.ui.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen(RUN_KEYS, "run"))
