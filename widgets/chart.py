@@ -36,10 +36,5 @@ class Chart(StyledLines, can_focus=True):
         self.relayout()
 
     def build_rows(self, width: int, height: int) -> list[Row]:
-        return compose_rows(self._view, width, height, self.has_focus)
-
-    def on_focus(self) -> None:
-        self.relayout()
-
-    def on_blur(self) -> None:
-        self.relayout()
+        # ``StyledLines`` lays out again whenever ``has_focus`` changes: the frame follows focus.
+        return compose_rows(self._view, width, height, self.has_focus, ascii=self.ascii)

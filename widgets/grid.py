@@ -3,7 +3,8 @@
 The grid owns a fixed pool of ``Chart`` widgets and assigns the charts of the
 current page to them, so paging never mounts or unmounts anything. Which
 charts exist and what they show is the owner's business: the grid only knows
-chart ids, pages and focus.
+chart ids, pages and focus. Given a title, the grid heads itself with it and
+its page counter (``System [1-4 of 13]``), as the text panes beside it do.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from textual.message import Message
 from textual.widget import Widget
 
 from widgets.chart import Chart
+from widgets.chartframe import Row, fit
+from widgets.lines import StyledLines
 
 MIN_CELL_WIDTH = 28
 MIN_CELL_HEIGHT = 7
@@ -48,6 +51,37 @@ def page_layout(count: int, rows: int, cols: int) -> PageLayout:
     return PageLayout(cols, rows, count, 1 + spare)
 
 
+class GridCaption(StyledLines):
+    """The grid's title and which of its charts are on screen; highlighted while one of them has focus."""
+
+    DEFAULT_CSS = """
+    GridCaption {
+        dock: top;
+        height: 1;
+        width: 1fr;
+    }
+    """
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self.title = title
+        self._shown: tuple[int, int, int] = (0, 0, 0)
+        self._focused = False
+
+    def show(self, page_range: tuple[int, int, int], focused: bool) -> None:
+        if (page_range, focused) != (self._shown, self._focused):
+            self._shown, self._focused = page_range, focused
+            self.relayout()
+
+    def text(self) -> str:
+        first, last, total = self._shown
+        return f"{self.title} [{first}-{last} of {total}]" if total else f"{self.title} · no charts"
+
+    def build_rows(self, width: int, height: int) -> list[Row]:
+        style = "title-focus" if self._focused else "title"
+        return [[(fit(self.text(), width).ljust(width), style)]] + [[(" " * width, "empty")] for _ in range(height - 1)]
+
+
 class ChartGrid(Widget):
     """Pages of charts; arrows/wasd move focus, n/N page."""
 
@@ -72,7 +106,7 @@ class ChartGrid(Widget):
         def control(self) -> "ChartGrid":
             return self.grid
 
-    def __init__(self, rows: int = 3, cols: int = 3, *, id: str | None = None) -> None:
+    def __init__(self, rows: int = 3, cols: int = 3, *, id: str | None = None, title: str | None = None) -> None:
         super().__init__(id=id)
         self.rows = rows
         self.cols = cols
@@ -80,8 +114,11 @@ class ChartGrid(Widget):
         self._page = 0
         self._pool: list[Chart] = []
         self._fitted = (rows, cols)
+        self._caption = GridCaption(title) if title is not None else None
 
     def compose(self) -> ComposeResult:
+        if self._caption is not None:
+            yield self._caption
         self._pool = [self._new_chart(i) for i in range(self.rows * self.cols)]
         yield from self._pool
 
@@ -142,9 +179,14 @@ class ChartGrid(Widget):
         self._page = min(self._page, self.page_count - 1)
         self._apply_page(focus_id=focused_id)
 
+    def _chart_area(self) -> tuple[int, int]:
+        """Width and height the charts share: the grid less its caption."""
+        width, height = self.size
+        return width, max(0, height - 1) if self._caption is not None else height
+
     def max_fit(self) -> tuple[int, int]:
         """The most rows and columns this grid's size can show."""
-        width, height = self.size
+        width, height = self._chart_area()
         return fit_grid(9, 9, width, height) if width and height else (9, 9)
 
     def set_grid(self, rows: int, cols: int) -> None:
@@ -152,9 +194,15 @@ class ChartGrid(Widget):
         self._refit()
 
     # -- focus and paging ----------------------------------------------
+    def _focused_widget(self) -> Widget | None:
+        # The screen's record, not ``has_focus``: that follows only once the Focus event is handled,
+        # and keys typed quickly arrive before it.
+        return self.screen.focused if self.is_attached else None
+
     def focused_index(self) -> int | None:
+        focused = self._focused_widget()
         for index, chart in enumerate(self._pool):
-            if chart.has_focus:
+            if chart is focused:
                 return index
         return None
 
@@ -168,7 +216,8 @@ class ChartGrid(Widget):
     def focus_chart(self, index: int) -> None:
         visible = self.visible_charts()
         if visible:
-            self._pool[max(0, min(index, len(visible) - 1))].focus()
+            # At once, so that the next key already moves from here.
+            self.screen.set_focus(self._pool[max(0, min(index, len(visible) - 1))])
 
     def move_focus(self, dx: int, dy: int) -> None:
         """Move focus within the page; stepping past an edge turns the page."""
@@ -207,7 +256,7 @@ class ChartGrid(Widget):
         self._refit()
 
     def _refit(self) -> None:
-        width, height = self.size
+        width, height = self._chart_area()
         fitted = fit_grid(self.rows, self.cols, width, height) if width and height else (self.rows, self.cols)
         if fitted != self._fitted:
             focused_id = self.focused_chart_id()
@@ -236,4 +285,15 @@ class ChartGrid(Widget):
             ids = [chart_id for chart_id, _ in visible]
             if focus_id in ids:
                 self.focus_chart(ids.index(focus_id))
+        self._show_caption()
         self.post_message(self.PageChanged(self))
+
+    def _show_caption(self) -> None:
+        if self._caption is not None:
+            self._caption.show(self.page_range(), self.focused_index() is not None)
+
+    def on_descendant_focus(self) -> None:
+        self._show_caption()
+
+    def on_descendant_blur(self) -> None:
+        self._show_caption()

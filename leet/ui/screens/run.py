@@ -19,9 +19,11 @@ from leet.model.keys import axis_key
 from leet.model.node_filter import LabelFilter
 from leet.model.run import RunSnapshot, RunState
 from leet.sources.base import RunView
-from leet.ui.bindings import RUN_KEYS, screen_keys
+from leet.ui.bindings import RUN_KEYS, footer_hints, screen_keys
 from leet.ui.screens.grid_actions import GridActions, next_mode
+from leet.ui.screens.pause import PauseActions
 from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
+from leet.ui.views.footer import status_line
 from leet.ui.views.run import (
     console_lines,
     header_parts,
@@ -37,8 +39,8 @@ from widgets.textline import TextLine
 from widgets.textpane import TextPane
 from widgets.ticks import step_range
 
-HINTS = (("h", "help"), ("q", "quit"), ("/", "filter"), ("1", "metrics"), ("2", "system"), ("4", "console"), ("[", "overview"), ("tab", "focus"))
-SHARED_HINTS = (("l", "labels"),)
+HINTS = footer_hints(RUN_KEYS, skip=("pick_labels",))
+SHARED_HINTS = footer_hints(RUN_KEYS)  # a shared run's nodes can be picked
 PROMPTS = {
     "metrics": "Metrics filter (regex or text):",
     "system": "System filter (title, key or label):",
@@ -60,7 +62,7 @@ def capped_notes(snapshot: RunSnapshot, names: tuple[str, ...]) -> list[str]:
     return notes
 
 
-class RunScreen(GridActions, Screen[None]):
+class RunScreen(PauseActions, GridActions, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(RUN_KEYS)]
     AUTO_FOCUS = ""
 
@@ -85,7 +87,7 @@ class RunScreen(GridActions, Screen[None]):
             with Vertical(id="run-center"):
                 yield ChartGrid(3, 3, id="metrics")
                 yield TextPane("Console", follow=True, id="console")
-            yield ChartGrid(4, 1, id="system")
+            yield ChartGrid(4, 1, id="system", title="System")
         yield FilterBar(id="filterbar")
         yield TextLine(id="status")
 
@@ -97,7 +99,9 @@ class RunScreen(GridActions, Screen[None]):
         self.update_view()
 
     # -- pulling data ------------------------------------------------------------
-    def update_view(self) -> None:
+    def update_view(self, force: bool = False) -> None:
+        if self.paused and not force:
+            return
         snapshot = self.source.snapshot()
         self._snapshot = snapshot
         with self.app.batch_update():
@@ -178,6 +182,7 @@ class RunScreen(GridActions, Screen[None]):
             missing = self.labels.unmatched(snapshot.labels) if snapshot.state is not RunState.LOADING else []
             note = clean(self.labels.describe(snapshot.labels)) + (" · no node " + clean(",".join(missing)) if missing else "")
             extra = [(f" {note} ·", "warn")]
+        extra = self.pause_mark() + extra
         # The run's name gives way before its state and step (the header spans the screen).
         width = self.size.width - sum(len(text) for text, _ in extra) if self.size.width else None
         left, right = header_parts(snapshot, width)
@@ -188,11 +193,9 @@ class RunScreen(GridActions, Screen[None]):
         notes = [f" · {name} filter: {clean(value)}" for name, value in self.filters.items() if value]
         notes += [f" · {note}" for note in capped_notes(snapshot, ("metrics", "system"))]
         self.query_one("#header", TextLine).set_content(left + [(charts, "muted")] + [(n, "warn") for n in notes], right)
-        hints = []
-        for key, what in HINTS + (SHARED_HINTS if snapshot.labels else ()):
-            hints += [(f" {key}", "key"), (f" {what}", "muted")]
         failed = [(f" ⚠ {clean(snapshot.error)} ", "error")] if snapshot.error else []
-        self.query_one("#status", TextLine).set_content(hints, failed)
+        hints = SHARED_HINTS if snapshot.labels else HINTS
+        self.query_one("#status", TextLine).set_content(*status_line(hints, failed, self.size.width or self.app.size.width))
 
     def on_resize(self) -> None:
         # The header fits the run's name to the width.
@@ -225,7 +228,7 @@ class RunScreen(GridActions, Screen[None]):
 
     def _focused_pane(self) -> str | None:
         for name in ("overview", "console"):
-            if self.query_one(f"#{name}").has_focus:
+            if self.query_one(f"#{name}") is self.focused:  # not has_focus, which lags a key typed quickly
                 return name
         for name in ("metrics", "system"):
             if self._grid(name).focused_index() is not None:
@@ -236,7 +239,7 @@ class RunScreen(GridActions, Screen[None]):
         if name in ("metrics", "system"):
             self._grid(name).focus_chart(0)
         else:
-            self.query_one(f"#{name}").focus()
+            self.set_focus(self.query_one(f"#{name}"))
 
     def active_grid(self) -> ChartGrid:
         return self._focused_grid()
@@ -267,9 +270,12 @@ class RunScreen(GridActions, Screen[None]):
 
     def action_toggle_pane(self, name: str) -> None:
         pane = self.query_one(f"#{name}")
+        if pane.display and self._focused_pane() == name:
+            # Focus leaves with the pane; left to itself it can land on a hidden chart of the same grid.
+            self.set_focus(None)
         pane.display = not pane.display
         if pane.display and self._snapshot is not None:
-            self.call_after_refresh(self.update_view)
+            self.call_after_refresh(self.update_view, True)
 
     def action_cycle_mode(self) -> None:
         grid = self._focused_grid()

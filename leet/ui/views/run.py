@@ -14,6 +14,7 @@ from leet.model.run import RunSnapshot, RunState
 from leet.model.store import SeriesData, SeriesKey
 from leet.model.values import collapse_media, describe_value, format_duration, media_noun, plain
 from leet.runfile.records import flatten
+from leet.ui.views.charts import whole_numbers
 from widgets.chartframe import ChartView
 from widgets.clock import clock_text
 from widgets.matching import compile_filter
@@ -87,7 +88,7 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
         if more:
             lines.append((f"  {more}", "muted"))
 
-    run_items = [("State", state_text(snapshot)), ("ID", snapshot.run_id or snapshot.run_key)]
+    run_items = [("State", state_text(snapshot))] + ([("ID", snapshot.run_id)] if snapshot.run_id else [])
     if info is not None:
         run_items += [(name, value) for name, value in (
             ("Project", info.project), ("Name", info.display_name), ("Entity", info.entity),
@@ -102,7 +103,7 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
     if snapshot.last_step is not None:
         run_items.append(("Step", f"{snapshot.last_step:,}"))
     if snapshot.lost_text:
-        run_items.append(("Lost", f"{snapshot.lost_text}, {snapshot.lost_bytes:,} bytes (damaged file)"))
+        run_items.append(("Lost", f"{snapshot.lost_text}, {format_value(snapshot.lost_bytes, 'B')} (damaged file)"))
     if snapshot.writers:
         run_items.append(("Writers", f"{len(snapshot.writers)} (shared run)"))
     section("Run", run_items)
@@ -235,8 +236,9 @@ def header_parts(snapshot: RunSnapshot, width: int | None = None) -> tuple[list[
     """
     info = snapshot.info
     name = clean(info.display_name) if info and info.display_name else ""
-    run_key = clean(snapshot.run_key)
-    left = [(f" {name}", "heading"), (f" · {run_key}", "muted")] if name else [(f" {run_key}", "heading")]
+    # The run's own id: never ``run_key``, which says where the store keeps the run (``<key>#open``).
+    run_id = clean(snapshot.run_id) or "run"
+    left = [(f" {name}", "heading"), (f" · {run_id}", "muted")] if name else [(f" {run_id}", "heading")]
     # (index in left, fewest cells it keeps), in the order they give way; 0 cells: dropped.
     shrink: list[tuple[int, int]] = []
     if info and info.project:
@@ -351,4 +353,5 @@ def overlay_view(
         found = snapshots.get(SeriesKey(key, metric, None))
         names.append(name)
         data.append(SeriesView(found.t, found.lo, found.hi, found.mean) if found is not None else SeriesView((), (), (), ()))
-    return ChartView(title=metric, series_names=tuple(names), data=tuple(data), x_range=x_range, mode=mode, x_kind="step")
+    shown = tuple(data)
+    return ChartView(title=metric, series_names=tuple(names), data=shown, x_range=x_range, mode=mode, x_kind="step", integer=whole_numbers(shown))
