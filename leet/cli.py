@@ -29,6 +29,10 @@ DESCRIPTION = "A fast full-screen terminal monitor for machine-learning hosts an
 class _Parser(argparse.ArgumentParser):
     """argparse that makes what it echoes back (unknown arguments, bad values) inert on a terminal."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, argparse.ArgumentParser] = {}  # subcommand → its parser, which parses its own arguments
+
     def error(self, message: str) -> NoReturn:
         from widgets.text import escaped
 
@@ -65,7 +69,10 @@ def _pid(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+COMMANDS = ("symon", "inspect")
+
+
+def build_parser() -> _Parser:
     parser = _Parser(
         prog="leet",
         description=DESCRIPTION,
@@ -75,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"leet {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    symon = commands.add_parser("symon", help="live system monitor for this host", description="Live CPU, memory, disk, network and accelerator metrics for this host.")
+    symon = commands.add_parser("symon", prog="leet symon", help="live system monitor for this host", description="Live CPU, memory, disk, network and accelerator metrics for this host.")
     symon.add_argument("--interval", type=_positive_seconds, metavar="SECONDS", help="seconds between samples (default 2; '500ms' works too)")
     symon.add_argument("--pid", type=_pid, help="report process metrics (cpu, proc.*) for this process")
     symon.add_argument("--tree", action="store_true", default=None, help="with --pid: include all descendants, like x_stats_track_process_tree")
@@ -84,16 +91,25 @@ def build_parser() -> argparse.ArgumentParser:
     symon.add_argument("--label", help="tag every metric with this node label (/l:LABEL), as shared-mode runs do")
     symon.add_argument("--no-mouse", dest="mouse", action="store_false", default=None, help="do not capture the mouse (cheaper over SSH)")
     symon.add_argument("--theme", help="Textual theme name (e.g. textual-dark, nord, gruvbox)")
+    _add_ascii(symon)
     symon.add_argument("--grid", metavar="ROWSxCOLS", help="chart grid size, e.g. 3x3")
     symon.add_argument("--config", metavar="FILE", help="config file (default: $LEET_CONFIG or the user config dir)")
     symon.add_argument("--no-cgroup", dest="use_cgroup", action="store_false", help="ignore cgroup v2 limits in percentages")
     symon.add_argument("--once", action="store_true", help="take one sweep of every collector, print it and exit")
     symon.add_argument("--json", action="store_true", help="with --once: print W&B keys and values as JSON")
-    inspect = commands.add_parser("inspect", help="print the records of a W&B run file", description="Print the records of a W&B run file (.wandb) or run directory; works in pipes.")
+    inspect = commands.add_parser("inspect", prog="leet inspect", help="print the records of a W&B run file", description="Print the records of a W&B run file (.wandb) or run directory; works in pipes.")
     from leet.commands.inspect_run import add_arguments
 
     add_arguments(inspect)
+    parser.commands.update(symon=symon, inspect=inspect)
     return parser
+
+
+def _add_ascii(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ascii", action=argparse.BooleanOptionalAction, default=None,
+        help="draw with ASCII characters only (default: when the locale's character set is not UTF-8, e.g. LANG=C)",
+    )
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -111,15 +127,16 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "theme": args.theme,
         "grid_rows": grid.get("rows"),
         "grid_cols": grid.get("cols"),
+        "ascii": args.ascii,
     }
 
 
 def _load_config(args: argparse.Namespace):
     from pathlib import Path
 
-    from leet.config import load
+    from leet.config import load, resolve_ascii
 
-    return load(_overrides(args), path=Path(args.config) if args.config else None)
+    return resolve_ascii(load(_overrides(args), path=Path(args.config) if args.config else None, must_exist=bool(args.config)))
 
 
 def _make_hub(config, use_cgroup: bool):
@@ -146,6 +163,13 @@ def run_symon(args: argparse.Namespace) -> int:
     if args.json and not args.once:
         say("--json goes with --once")
         return 2
+    if args.tree and config.pid is None:
+        say("--tree goes with --pid: it adds the descendants of the process --pid watches")
+        return 2
+    if config.pid is not None and not _process_exists(config.pid):
+        where = "--pid" if args.pid is not None else f"pid in {config.source}"
+        say(f"{where} {config.pid}: no such process")
+        return 2
     hub = _make_hub(config, args.use_cgroup)
     if args.once:
         from leet.commands.once import print_once
@@ -161,6 +185,19 @@ def run_symon(args: argparse.Namespace) -> int:
     return _run_app(LeetApp(source, config), config)
 
 
+def _process_exists(pid: int) -> bool:
+    """Whether a process ``pid`` is there now (one we may not signal counts)."""
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except OSError:  # PermissionError: it exists, and belongs to someone else
+        return True
+    return True
+
+
 def _run_app(app: LeetApp, config: Config) -> int:
     app.run(mouse=config.mouse)
     return app.return_code or 0
@@ -171,12 +208,13 @@ def _run_parser() -> argparse.ArgumentParser:
     parser.add_argument("path", metavar="PATH")
     parser.add_argument("--label", action="append", metavar="GLOBS", help="shared runs: show only these node labels (comma-separated globs, e.g. rank0,rank3 or 'rank[0-3]')")
     parser.add_argument("--crash-after", metavar="DURATION", help="a run with no exit record and no write for this long is presumed crashed (default 10m)")
+    _add_ascii(parser)
     return parser
 
 
 def run_file(path: str, args: Sequence[str]) -> int:
     """``leet PATH``: a run (a ``.wandb`` file or a run directory) or a folder of runs."""
-    from leet.config import ConfigError, load
+    from leet.config import ConfigError, load, resolve_ascii
     from leet.model.node_filter import LabelFilter
     from leet.model.store import Store
     from leet.runfile.reader import RunFileError
@@ -186,7 +224,7 @@ def run_file(path: str, args: Sequence[str]) -> int:
     options = _run_parser().parse_args([path, *args])
     labels = LabelFilter.parse(options.label)
     try:
-        config = load({"crash_after": options.crash_after})
+        config = resolve_ascii(load({"crash_after": options.crash_after, "ascii": options.ascii}))
         layout = resolve(path)  # what the path names is decided here, once
         if layout.kind == "workspace":
             return _show_workspace(WorkspaceSource(path, Store(), crash_after=config.crash_after), config, labels)
@@ -246,16 +284,25 @@ def _show_run(run: RunSource | SharedRunSource, config: Config, labels: LabelFil
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and not argv[0].startswith("-") and argv[0] not in ("symon", "inspect"):
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
         return run_file(argv[0], argv[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    if argv and argv[0] in COMMANDS:  # its own parser: usage and errors say ``leet symon``, not the top level
+        args = parser.commands[argv[0]].parse_args(argv[1:], argparse.Namespace(command=argv[0]))
+    else:
+        args = parser.parse_args(argv)
     if args.command is None:
+        from leet.runfile.locate import check_listable
         from leet.sources.workspace import is_workspace
 
-        if not argv and is_workspace("wandb"):
+        try:
+            check_listable("wandb")
+        except OSError as error:  # leet with no path looks here first: say why it cannot
+            say(f"{_os_error(error, 'wandb')} (leet with no path shows the runs in ./wandb; leet symon shows this host)")
+            return 2
+        if is_workspace("wandb"):
             return run_file("wandb", [])  # runs here: the workspace, newest run selected
-        args = parser.parse_args(["symon", *argv])
+        args = parser.commands["symon"].parse_args([], argparse.Namespace(command="symon"))
     if args.command == "symon":
         return run_symon(args)
     if args.command == "inspect":

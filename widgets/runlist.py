@@ -15,7 +15,7 @@ from typing import Sequence, Union
 from textual.binding import Binding
 from textual.message import Message
 
-from widgets.chartframe import Row, fit, trim_row
+from widgets.chartframe import Row, fit, fit_middle, trim_row
 from widgets.lines import LIST_BINDINGS, StyledLines
 from widgets.palette import series_key
 from widgets.text import clean
@@ -135,13 +135,17 @@ class RunList(StyledLines, can_focus=True):
         self._top = 0
         self._columns: dict[int, int] = {}  # name width → detail column, for the current rows
         self.pattern_note = ""
+        self.empty_text: tuple[str, ...] = ()  # what the list says while it has no lines
 
-    def set_runs(self, rows: Sequence[ListRow], selected: Sequence[str], note: str = "") -> None:
-        """The lines to list (runs, and headers above groups), the selected keys in selection order, and a note for the title."""
-        rows, selected = list(rows), list(selected)
-        if rows == self._lines and selected == self._selected and note == self.pattern_note:
+    def set_runs(self, rows: Sequence[ListRow], selected: Sequence[str], note: str = "", empty: Sequence[str] = ()) -> None:
+        """The lines to list (runs, and headers above groups), the selected keys in selection order, and a note for the title.
+
+        ``empty``: lines to show in place of runs while there are none (why, and what happens next).
+        """
+        rows, selected, empty = list(rows), list(selected), tuple(empty)
+        if rows == self._lines and selected == self._selected and note == self.pattern_note and empty == self.empty_text:
             return
-        self._lines, self._selected, self.pattern_note = rows, selected, note
+        self._lines, self._selected, self.pattern_note, self.empty_text = rows, selected, note, empty
         self._columns.clear()
         runs = self.runs
         if self._cursor_key not in {run.key for run in runs}:
@@ -242,6 +246,8 @@ class RunList(StyledLines, can_focus=True):
                 rows.append([(fit(f"  ⚠ {clean(line.text)}", width).ljust(width), "error")])
             else:
                 rows.append(self._row(line, index == cursor, width, name_width, align))
+        if not self._lines:
+            rows += [[(fit_middle(f" {clean(text)}", width).ljust(width), "muted")] for text in self.empty_text]
         while len(rows) < height:
             rows.append([(" " * width, "empty")])
         return rows[:height]

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Literal, Sequence
@@ -30,7 +32,7 @@ from typing import Iterable, Literal, Sequence
 from leet.model.keys import label_of_keys
 from leet.runfile.bulk import peek
 from leet.runfile.events import Environment, OtherRecord, RunInfo, StatsRow
-from leet.runfile.locate import find_run_file
+from leet.runfile.locate import check_listable, find_run_file
 from leet.runfile.reader import RunFileError, read_records
 from leet.runfile.records import decode
 
@@ -165,10 +167,16 @@ def layout_of(file: Path, heads: Sequence[WriterHead]) -> RunLayout:
 def resolve(path: str | os.PathLike[str]) -> RunLayout:
     """What ``path`` names: a workspace, an ordinary run (with its segments) or a shared run (with its writers).
 
-    Raises ``RunNotFound`` when it names no run file.
+    A folder with no runs yet is a workspace too (``awaits_runs``): it is
+    watched until runs appear. Raises ``RunNotFound`` when ``path`` names no
+    run file and no such folder, and an ``OSError`` naming the directory
+    when it (or the folder of runs inside it) cannot be read.
     """
-    if is_workspace(path):
-        return RunLayout("workspace", Path(path).resolve(), root=workspace_root(path).resolve())
+    check_listable(path)
+    if is_workspace(path) or awaits_runs(path):
+        root = workspace_root(path)
+        check_listable(root)
+        return RunLayout("workspace", Path(path).resolve(), root=root.resolve())
     file = find_run_file(path).resolve()
     return layout_of(file, [read_head(sibling) for sibling in sibling_files(file)])
 
@@ -180,9 +188,43 @@ def workspace_root(path: str | os.PathLike[str]) -> Path:
     """The folder holding run directories: ``path`` itself, or its ``wandb``/``.wandb`` child."""
     path = Path(path)
     for child in ("wandb", ".wandb"):
-        if (path / child).is_dir() and not any(path.glob("run-*.wandb")):
+        if _is_directory(path / child) and not _has_run_file(path):
             return path / child
     return path
+
+
+# How W&B names a run's directory: (offline-)run-YYYYMMDD_HHMMSS-<id>.
+_RUN_DIR_NAME = re.compile(r"(offline-)?run-\d{8}_\d{6}-.+")
+
+
+def awaits_runs(path: str | os.PathLike[str]) -> bool:
+    """A folder that holds no run yet, to be watched for runs (as ``wandb leet`` does).
+
+    That is any directory without a run file of its own, except one named
+    like a W&B run directory or a run file: runs never appear inside a run's
+    own folder, so one without its run file is an error to report, not a wait.
+    """
+    path = Path(path)
+    if not _is_directory(path) or _has_run_file(path):
+        return False
+    name = path.resolve().name
+    return not (_RUN_DIR_NAME.fullmatch(name) or fnmatch.fnmatchcase(name, "run-*.wandb"))
+
+
+def _is_directory(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _has_run_file(path: Path) -> bool:
+    """Whether ``path`` holds a ``run-*.wandb`` of its own (False when it cannot be listed)."""
+    try:
+        with os.scandir(path) as listing:
+            return any(fnmatch.fnmatchcase(entry.name, "run-*.wandb") for entry in listing)
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from leet.sources.layout import (  # noqa: F401 - re-exported: where these lived
     RunLayout,
     WriterHead,
     head_of,
+    is_workspace,
     order_writers,
     read_head,
     resolve,
@@ -47,6 +48,8 @@ def writer_files(path: str | os.PathLike[str]) -> list[Path]:
 def _run_layout(path: str | os.PathLike[str]) -> RunLayout:
     layout = resolve(path)
     if layout.kind == "workspace":
+        if not is_workspace(path):
+            find_run_file(path)  # a folder with no runs yet: this says what it lacks
         raise RunNotFound(f"{path} is a folder of runs, not one run")
     return layout
 

@@ -232,6 +232,7 @@ class WorkspaceSource(Listeners):
     ) -> None:
         super().__init__()
         self.crash_after = crash_after
+        self.path = Path(path)
         self.root = workspace_root(path).resolve()
         self.store = store or Store()
         self.rescan = rescan
@@ -249,6 +250,10 @@ class WorkspaceSource(Listeners):
         now = self._wall()
         changed = False
         seen = set()
+        with self._lock:
+            empty = not self._probes
+        if empty:  # no runs yet: a wandb/ folder made since (the first run here) is where they will be
+            self.root = workspace_root(self.path).resolve()
         for run_dir in scan_runs(self.root):  # the root itself unreadable: raised, and the worker says so
             seen.add(run_dir.name)
             with self._lock:

@@ -19,11 +19,13 @@ from leet.sources.base import Snapshots, WorkspaceView
 from leet.sources.shared import open_run
 from leet.sources.workspace import RunEntry
 from leet.ui.app import leet_app
-from leet.ui.bindings import WORKSPACE_KEYS, screen_keys
+from leet.ui.bindings import WORKSPACE_KEYS, footer_hints, screen_keys
 from leet.ui.screens.grid_actions import GridActions
+from leet.ui.screens.pause import PauseActions
 from leet.ui.screens.run import RunScreen
+from leet.ui.views.footer import status_line
 from leet.ui.views.run import STATE_STYLE, metric_specs, overlay_view
-from widgets.chartframe import MODES
+from widgets.chartframe import MODES, fit_middle
 from widgets.clock import clock_text
 from widgets.filterbar import FilterBar
 from widgets.grid import ChartGrid
@@ -33,7 +35,7 @@ from widgets.text import clean
 from widgets.textline import TextLine
 from widgets.ticks import step_range
 
-HINTS = (("h", "help"), ("q", "quit"), ("space", "select"), ("enter", "open"), ("f", "filter runs"), ("g", "group"), ("j", "job type"), ("/", "filter metrics"), ("tab", "focus"))
+HINTS = footer_hints(WORKSPACE_KEYS)
 GROUPINGS = ("flat", "group")
 NO_GROUP = "(no group)"
 UNREADABLE = "unreadable"  # the state column's 10 cells, for a run whose file or directory cannot be read
@@ -117,6 +119,19 @@ def list_rows(
     return rows
 
 
+def waiting_lines(root: str) -> tuple[str, ...]:
+    """What the runs list says while the folder holds no runs: it is watched, and runs show up as they start."""
+    return ("Waiting for runs in", root, "", "A run shows up here as soon as", "W&B starts writing it.")
+
+
+def header_left(root: str, total: int, selected: int, room: int) -> list[tuple[str, str]]:
+    """The header's left runs, in parts that give way whole; the folder keeps its tail when cut (``…`` inside)."""
+    counts = [(f" · {total} runs", "muted"), (f" · {selected} selected", "muted")] if total else [(" · waiting for runs", "warn")]
+    path = clean(root)
+    path = fit_middle(path, max(min(len(path), 24), room - 1 - len(counts[0][0])))
+    return [(f" {path}", "heading"), *counts]
+
+
 def list_note(grouping: str, job_type: str, pattern: str) -> str:
     """What the runs list title says about how it is cut: grouping, job type, text filter."""
     parts = ["by group" if grouping == "group" else "flat", f"job: {clean(job_type)}" if job_type else "all jobs"]
@@ -125,7 +140,7 @@ def list_note(grouping: str, job_type: str, pattern: str) -> str:
     return " · ".join(parts)
 
 
-class WorkspaceScreen(GridActions, Screen[None]):
+class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(WORKSPACE_KEYS)]
     AUTO_FOCUS = "RunList"
 
@@ -160,7 +175,9 @@ class WorkspaceScreen(GridActions, Screen[None]):
         return self.query_one(ChartGrid)
 
     # -- drawing --------------------------------------------------------------------
-    def update_view(self) -> None:
+    def update_view(self, force: bool = False) -> None:
+        if self.paused and not force:
+            return
         entries = self.source.entries()
         readable = [entry for entry in entries if not entry.error]
         if readable and not self._auto_selected:
@@ -173,7 +190,8 @@ class WorkspaceScreen(GridActions, Screen[None]):
         problems = {key: snapshot.error for (key, _, _), snapshot in zip(runs, snapshots) if snapshot.error}
         pattern = self.filters["runs"]
         rows = list_rows(entries, self.grouping, self.job_type, pattern, problems)
-        self.query_one(RunList).set_runs(rows, self.source.selected(), list_note(self.grouping, self.job_type, pattern))
+        empty = waiting_lines(str(self.source.root)) if not entries else ()
+        self.query_one(RunList).set_runs(rows, self.source.selected(), list_note(self.grouping, self.job_type, pattern), empty)
         with self.app.batch_update():
             self._draw_metrics(runs, snapshots)
             self._draw_bars(len(entries))
@@ -208,17 +226,19 @@ class WorkspaceScreen(GridActions, Screen[None]):
 
     def _draw_bars(self, total: int) -> None:
         selected = len(self.source.selected())
-        left = [(f" {clean(str(self.source.root))}", "heading"), (f" · {total} runs · {selected} selected", "muted")]
         first, last, charts = self.grid.page_range()
         right = [(f"metrics {first}-{last} of {charts} " if charts else "no metrics ", "muted")]
+        failed = [(f" ⚠ {clean(self.source.error)} ", "error")] if self.source.error else []
+        room = (self.size.width or self.app.size.width) - sum(len(text) for text, _ in self.pause_mark(" · ") + failed + right) - 1
+        left = header_left(str(self.source.root), total, selected, room)
         notes = [(f" · job type: {clean(self.job_type)}", "warn")] if self.job_type else []
         notes += [(f" · {name} filter: {clean(value)}", "warn") for name, value in self.filters.items() if value]
-        failed = [(f" ⚠ {clean(self.source.error)} ", "error")] if self.source.error else []
-        self.query_one("#header", TextLine).set_content(left + notes, failed + right)
-        hints = []
-        for key, what in HINTS:
-            hints += [(f" {key}", "key"), (f" {what}", "muted")]
-        self.query_one("#status", TextLine).set_content(hints, failed)
+        self.query_one("#header", TextLine).set_content(left + notes, self.pause_mark(" · ") + failed + right)
+        self.query_one("#status", TextLine).set_content(*status_line(HINTS, failed, self.size.width or self.app.size.width))
+
+    def on_resize(self) -> None:
+        if self.is_mounted:  # the footer's hints fit the width
+            self.call_after_refresh(lambda: self._draw_bars(len(self.source.entries())))
 
     def on_chart_grid_page_changed(self, event: ChartGrid.PageChanged) -> None:
         if self.is_mounted:
@@ -230,7 +250,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
             self.source.deselect(event.key)
         elif self.source.select(event.key) is None:
             self._say_why(event.key)
-        self.update_view()
+        self.update_view(force=True)
 
     def _say_why(self, key: str) -> None:
         """Why run ``key`` cannot be loaded, if its entry knows."""
@@ -277,10 +297,10 @@ class WorkspaceScreen(GridActions, Screen[None]):
         self.query_one(RunList).focus()
 
     def action_cycle_focus(self, step: int) -> None:
-        if self.query_one(RunList).has_focus:
+        if self.query_one(RunList) is self.focused:  # not has_focus, which lags a key typed quickly
             self.grid.focus_chart(0)
         else:
-            self.query_one(RunList).focus()
+            self.set_focus(self.query_one(RunList))
 
     def action_toggle_runs(self) -> None:
         runs = self.query_one(RunList)
@@ -288,7 +308,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
 
     def action_cycle_grouping(self) -> None:
         self.grouping = GROUPINGS[(GROUPINGS.index(self.grouping) + 1) % len(GROUPINGS)]
-        self.update_view()
+        self.update_view(force=True)
 
     def action_cycle_job_type(self) -> None:
         entries = self.source.entries()
@@ -296,7 +316,7 @@ class WorkspaceScreen(GridActions, Screen[None]):
             self.notify("These runs have no job types", timeout=2)
             return
         self.job_type = next_job_type(entries, self.job_type)
-        self.update_view()
+        self.update_view(force=True)
 
     def action_cycle_mode(self) -> None:
         chart_id = self.grid.focused_chart_id()
@@ -328,4 +348,4 @@ class WorkspaceScreen(GridActions, Screen[None]):
 
     def _apply_filter(self, name: str, pattern: str) -> None:
         self.filters[name] = pattern
-        self.update_view()
+        self.update_view(force=True)
