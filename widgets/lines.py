@@ -18,6 +18,9 @@ from textual.widget import Widget
 from widgets.chartframe import Row, changed_span
 from widgets.palette import chart_styles
 
+# A class on the App: every panel draws in ASCII only (a terminal whose locale is not UTF-8).
+ASCII_CLASS = "-ascii"
+
 # Keys every list-like pane answers the same way: actions cursor(±1), page(±1), jump(0 | -1).
 LIST_BINDINGS: list[BindingType] = [
     Binding("up,w", "cursor(-1)", "Up", show=False),
@@ -81,9 +84,19 @@ class StyledLines(Widget):
     def on_resize(self) -> None:
         self.relayout(full=True)
 
+    def _watch_has_focus(self, _focused: bool) -> None:
+        # Textual sets ``has_focus`` after a subclass's on_focus/on_blur have run:
+        # panels that draw their focus (a chart's frame, a pane's title) follow the value itself.
+        self.relayout()
+
     def build_rows(self, width: int, height: int) -> list[Row]:
         """Rows for the current state; each exactly ``width`` cells."""
         raise NotImplementedError
+
+    @property
+    def ascii(self) -> bool:
+        """Draw in ASCII only: the app has ``ASCII_CLASS``."""
+        return self.app.has_class(ASCII_CLASS)
 
     def relayout(self, full: bool = False) -> None:
         """Rebuild rows and repaint the cells that differ from the last frame."""
@@ -107,23 +120,64 @@ class StyledLines(Widget):
         if spans:
             self.refresh(*dirty_regions(spans))
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Textual's general path restyles every line for borders, padding, tint
+        # and opacity; these panels draw their own frames and have none, and
+        # their strips are already cached per row. Going straight to the cached
+        # strips halves the UI thread's share of each redraw.
+        if not self._plain_box():
+            return super().render_lines(crop)
+        filters = self.get_line_filters()
+        background = self.background_colors[1]
+        x1, x2 = crop.column_span
+        whole = x1 == 0 and x2 >= self.size.width
+        strips = []
+        for y in crop.line_range:
+            strip = self.render_line(y)
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)
+            strips.append(strip if whole else strip.crop(x1, x2))
+        return strips
+
+    def _plain_box(self) -> bool:
+        """No border, padding, outline, tint or transparency: nothing for Textual to add to a line."""
+        styles = self.styles
+        return not (
+            styles.gutter.width
+            or styles.gutter.height
+            or styles.opacity < 1
+            or styles.text_opacity < 1
+            or styles.tint.a
+            or styles.background_tint.a
+            or any(edge[0] for edge in styles.outline)
+        )
+
     def style_map(self) -> dict[str, Style]:
         if self._styles is None:
             base = Style(bgcolor=self.rich_style.bgcolor)
-            self._styles = chart_styles(self.app.get_css_variables(), base)
+            # No colour (NO_COLOR, a dumb terminal): the cursor and focus stand out by reverse and bold.
+            self._styles = chart_styles(self.app.get_css_variables(), base, plain=self.app.no_color)
         return self._styles
 
     def render_line(self, y: int) -> Strip:
+        width, height = self.size
+        if (width, height) != self._laid_out_size and width > 0 and height > 0:
+            # The compositor can paint a resized widget before its Resize event
+            # arrives: rows laid out for the old size would leave stale cells
+            # or spill into the neighbours, so lay out for this size first.
+            self._laid_out_size = (width, height)
+            self._rows = self.build_rows(width, height)
+            self._strips.clear()
         strip = self._strips.get(y)
         if strip is not None:
             return strip
-        width = self.size.width
         if y >= len(self._rows):
             return Strip.blank(width, self.rich_style)
         styles = self.style_map()
         empty = styles["empty"]
         segments = [Segment(text, styles.get(key, empty)) for text, key in self._rows[y] if text]
-        strip = Strip(segments, width).crop(0, width)
+        # Measured, never assumed: a strip is exactly the widget's width.
+        strip = Strip(segments).adjust_cell_length(width, empty)
         self._strips[y] = strip
         return strip
 

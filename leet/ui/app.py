@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import time
-from typing import Callable, Protocol, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from textual.app import App
 from textual.driver import Driver
+from textual.filter import LineFilter
 from textual.message import Message
 from textual.screen import Screen
 
 from leet.config import Config
 from leet.sources.base import Source
 from leet.sources.live import LiveSource
+from leet.ui.terminal import TEXTUAL_COLOR_FILTERS, terminal_filters
+from widgets.lines import ASCII_CLASS
 
 # The quiet driver reads Textual's input parser from the inside: only on the
 # releases it was checked against. Any other Textual gets its own driver.
@@ -85,7 +88,16 @@ class LeetApp(App[None]):
         self._make_screen = screen or self._symon_screen
         self._attached: dict[Source, bool] = {}  # each source (by identity), and whether the app runs it
         self._started = False
+        # What the terminal can show (leet.ui.terminal): ASCII only, no colour.
+        self._terminal_filters = terminal_filters(ascii=bool(self.config.ascii), color=self.config.color)
+        self.no_color = not self.config.color  # Textual's own :nocolor rules follow
+        if self.config.ascii:
+            self.add_class(ASCII_CLASS)
         self.attach(source, run=live)
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, less its NO_COLOR ones (``Config.color`` decides), then the terminal's."""
+        return [f for f in super().get_line_filters() if not isinstance(f, TEXTUAL_COLOR_FILTERS)] + self._terminal_filters
 
     # -- the sources ------------------------------------------------------------------
     def attach(self, source: Source, *, run: bool = True) -> None:
@@ -124,6 +136,8 @@ class LeetApp(App[None]):
             sidebar=self.config.sidebar,
             interval=self.config.interval,
             clock=self._clock,
+            watched_pid=self.config.pid,
+            watch_tree=self.config.track_tree,
         )
 
     def on_mount(self) -> None:

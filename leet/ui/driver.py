@@ -1,4 +1,4 @@
-"""A Linux terminal driver whose input thread sleeps until there is input.
+"""A Linux terminal driver whose input thread sleeps until there is input, and whose output is compact.
 
 Textual's Linux driver polls stdin ten times a second to notice a lone Escape
 key. On a monitor that idles for hours over SSH those wake-ups are a
@@ -18,6 +18,8 @@ from textual._parser import ParseError
 from textual._time import get_time
 from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
+
+from leet.ui.output import compact_sgr, install_span_crop
 
 FALLBACK_POLL = 0.1
 
@@ -48,8 +50,11 @@ def parser_timeout(parser: XTermParser) -> float | None:
 
 
 class QuietLinuxDriver(LinuxDriver):
+    """Sleeps until input arrives, and writes each frame in as few bytes as it can."""
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        install_span_crop()
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_read, False)
         self.exit_event = _WakingEvent(self._wake_write)
@@ -79,6 +84,9 @@ class QuietLinuxDriver(LinuxDriver):
                     pass
             except (EOFError, ParseError):
                 pass
+
+    def write(self, data: str) -> None:
+        super().write(compact_sgr(data))
 
     def _dispatch(self, events) -> None:
         for event in events:

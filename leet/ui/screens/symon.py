@@ -6,6 +6,7 @@ for what is visible: the charts on the current page, the sidebar when shown.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Callable
 
@@ -17,9 +18,12 @@ from textual.screen import Screen
 from leet.model.catalog import ChartSpec, group
 from leet.model.time_window import tail_window
 from leet.sources.live import LiveSource
-from leet.ui.bindings import SYMON_KEYS, screen_keys
+from leet.ui.bindings import SYMON_KEYS, footer_hints, screen_keys
 from leet.ui.screens.grid_actions import GridActions, next_mode
+from leet.ui.screens.pause import PauseActions
+from leet.ui.screens.process_dialogs import Sender, SignalPicker, SortPicker, Target, send_signal
 from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
+from leet.ui.views.footer import status_line
 from leet.ui.views.gpu import fit_gpu_section, gpu_section, lost_gpu_notes
 from leet.ui.views.health import (
     GPU_BACKENDS,
@@ -38,7 +42,16 @@ from widgets.text import clean
 from widgets.textline import TextLine
 from widgets.vitals import Vitals, vitals_line_count
 
-HINTS = (("h", "help"), ("q", "quit"), ("\\", "filter"), ("y", "mode"), ("tab", "focus"), ("n/N", "page"), ("[", "sidebar"))
+HINTS = footer_hints(SYMON_KEYS)
+# The sampling intervals ``+`` and ``-`` step through, in seconds.
+INTERVALS = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
+
+
+def next_interval(current: float, step: int) -> float:
+    """The interval one step longer (``step`` > 0) or shorter than ``current``; ``current`` at either end."""
+    if step > 0:
+        return next((seconds for seconds in INTERVALS if seconds > current), current)
+    return next((seconds for seconds in reversed(INTERVALS) if seconds < current), current)
 
 # Which process tables the sidebar shows on a machine with GPUs; ``g`` steps through them.
 TABLES = ("both", "gpu", "host")
@@ -47,7 +60,7 @@ TABLE_ROOM = {"both": 16, "gpu": 10, "host": 10}
 GPU_TABLE_SHARE = 0.6  # of the room below the vitals, when both tables share it
 
 
-class SymonScreen(GridActions, Screen[None]):
+class SymonScreen(PauseActions, GridActions, Screen[None]):
     """Live host metrics from a ``LiveSource``."""
 
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(SYMON_KEYS)]
@@ -64,9 +77,15 @@ class SymonScreen(GridActions, Screen[None]):
         sidebar: bool = True,
         interval: float = 2.0,
         clock: Callable[[], float] = time.time,
+        watched_pid: int | None = None,
+        watch_tree: bool = False,
+        send_signal: Sender = os.kill,
     ) -> None:
         super().__init__()
         self.source = source
+        self.watched_pid = watched_pid  # --pid: marked in the process table (with --tree, its descendants too)
+        self.watch_tree = watch_tree
+        self.send_signal = send_signal  # how k sends: os.kill, or a stand-in under test
         self._grid_size = grid
         self._history = history_seconds
         self._disk_paths = disk_paths
@@ -95,6 +114,7 @@ class SymonScreen(GridActions, Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#sidebar").display = self._sidebar_visible
+        self.processes.set_watched(self.watched_pid, self.watch_tree)
         self.update_view(force=True)
         if self.source.time_span is None:
             # The first sample may land between this pull and the app's
@@ -128,13 +148,15 @@ class SymonScreen(GridActions, Screen[None]):
         if self._sidebar_visible and self.is_mounted:
             # Taller or shorter: GPUs may take one line each, or two.
             self._draw_sidebar()
+        if self.is_mounted:
+            self.call_after_refresh(self._draw_bars)  # the footer's hints fit the width
 
     # -- pulling data --------------------------------------------------------
     def update_view(self, force: bool = False) -> None:
         """Redraw what is visible from the store; cheap when nothing changed."""
         store = self.source.store
         version = store.version()
-        if version == self._drawn_version and not force:
+        if not force and (self.paused or version == self._drawn_version):
             return
         self._drawn_version = version
         self._refresh_specs()
@@ -180,7 +202,7 @@ class SymonScreen(GridActions, Screen[None]):
         notes = self._notes(extras)
         latest = self._latest()
         gpu = gpu_section(latest, extras.get("gpus"), absent_gpu_reasons(self.source.status))
-        model = vitals_model(latest, extras.get("host"), self._disk_paths, notes, gpu)
+        model = vitals_model(latest, extras.get("host"), self._disk_paths, notes, gpu, extras.get("disk_space"))
         tables = self._shown_tables(extras)
         sidebar_height = self.size.height - 2  # less the header and status lines
         model = fit_gpu_section(model, sidebar_height, TABLE_ROOM[tables])
@@ -207,7 +229,10 @@ class SymonScreen(GridActions, Screen[None]):
         host_table.display = tables != "gpu"
         gpu_table.set_class(tables == "gpu", "-alone")
         most = max(4, round(room * GPU_TABLE_SHARE)) if tables == "both" else None
-        if gpu_table.styles.max_height != most:
+        # styles.max_height reads back as a Scalar, never equal to an int: keep what was set,
+        # or every redraw would set it again and force a relayout of the whole screen.
+        if getattr(self, "_gpu_table_most", "unset") != most:
+            self._gpu_table_most = most
             gpu_table.styles.max_height = most
         for table in (gpu_table, host_table):
             if table.has_focus and not table.display:
@@ -234,14 +259,13 @@ class SymonScreen(GridActions, Screen[None]):
             kind = "regex" if is_regex(self.chart_filter) else "text"
             right.append((f" · filter ({kind}): {clean(self.chart_filter)}", "warn"))
         right.append((f" · every {self._interval:g}s ", "muted"))
-        header.set_content([(" " + clean(host_summary(host, self._clock())), "heading")], right)
+        right = self.pause_mark() + right
+        room = (self.size.width or self.app.size.width) - sum(len(text) for text, _ in right) - 1  # less the leading space
+        header.set_content([(" " + clean(host_summary(host, self._clock(), room)), "heading")], right)
         status = self.query_one("#status", TextLine)
-        hints = []
-        for key, what in HINTS:
-            hints += [(f" {key}", "key"), (f" {what}", "muted")]
         problems = self._notes(extras) + lost_gpu_notes(extras.get("gpus"))
-        right_status = [(f"⚠ {clean(problems[0])} ", "warn")] if problems else []
-        status.set_content(hints, right_status)
+        right_status = [(f" ⚠ {clean(problems[0])} ", "warn")] if problems else []
+        status.set_content(*status_line(HINTS, right_status, self.size.width or self.app.size.width))
 
     # -- messages ------------------------------------------------------------
     def on_chart_grid_page_changed(self, event: ChartGrid.PageChanged) -> None:
@@ -320,6 +344,23 @@ class SymonScreen(GridActions, Screen[None]):
         self._modes[chart_id] = next_mode(self._spec_by_id[chart_id], self._modes.get(chart_id))
         self._draw_charts()
 
+    def action_filter_focused(self) -> None:
+        """Filter the focused process table, else the charts."""
+        if any(table.has_focus for table in self._visible_tables()):
+            self.action_filter_processes()
+        else:
+            self.action_filter_charts()
+
+    def action_change_interval(self, step: int) -> None:
+        """Sample more often (``step`` < 0) or less often, one step of ``INTERVALS``."""
+        wanted = next_interval(self._interval, step)
+        if wanted == self._interval:
+            self.notify(f"Sampling every {self._interval:g}s: the {'longest' if step > 0 else 'shortest'} step", timeout=2)
+            return
+        self._interval = self.source.set_interval(wanted)
+        self._draw_bars()
+        self.notify(f"Sampling every {self._interval:g}s", timeout=1.5)
+
     def action_filter_charts(self) -> None:
         self.query_one(FilterBar).open("charts", "Chart filter (regex or text):", self.chart_filter)
 
@@ -340,6 +381,49 @@ class SymonScreen(GridActions, Screen[None]):
     def action_cycle_sort(self) -> None:
         self._active_table().cycle_sort()
 
+    # -- the process table: sort, tree, signals ------------------------------------
+    def _shown_table(self) -> ProcessTable:
+        """The table the process keys act on, with the sidebar shown so the effect is seen."""
+        if not self._sidebar_visible:
+            self.action_toggle_sidebar()
+        return self._active_table()
+
+    def action_choose_sort(self) -> None:
+        table = self._shown_table()
+
+        def chosen(key: str | None) -> None:
+            if key is not None:
+                table.sort_by(key)
+
+        self.app.push_screen(SortPicker(table.sort_choices(), table.sort, table.descending), chosen)
+
+    def action_sort_column(self, step: int) -> None:
+        self._shown_table().move_sort(step)
+
+    def action_toggle_tree(self) -> None:
+        self._shown_table()
+        table = self.processes  # GPU rows are one per process and GPU: only host processes make a tree
+        table.set_tree(not table.tree_view)
+        self.notify("Process tree" if table.tree_view else "Flat process list", timeout=1.5)
+
+    def action_kill(self) -> None:
+        row = self._shown_table().selected_row
+        if row is None:
+            self.notify("No process selected", severity="warning", timeout=2)
+            return
+        if not (row.command or row.user):
+            # A GPU process seen only by its host PID: that number means another process here.
+            self.notify(f"PID {row.pid} is not visible from here: no signal sent", severity="warning", timeout=3, markup=False)
+            return
+        target = Target(row.pid, row.command, row.user)
+
+        def chosen(number: int | None) -> None:
+            if number is not None:
+                message, severity = send_signal(target, number, self.send_signal)
+                self.notify(message, severity=severity, timeout=4, markup=False)
+
+        self.app.push_screen(SignalPicker(target), chosen)
+
     def action_cycle_tables(self) -> None:
         if not self._has_gpus(self.source.extras):
             self.notify("No GPUs here: the sidebar lists host processes", timeout=2)
@@ -354,6 +438,10 @@ class SymonScreen(GridActions, Screen[None]):
 
     def action_toggle_sidebar(self) -> None:
         self._sidebar_visible = not self._sidebar_visible
-        self.query_one("#sidebar").display = self._sidebar_visible
+        sidebar = self.query_one("#sidebar")
+        if not self._sidebar_visible and self.focused is not None and sidebar in self.focused.ancestors:
+            # Focus leaves with the sidebar; left to itself it can land on the other, hidden, table.
+            self.set_focus(None)
+        sidebar.display = self._sidebar_visible
         if self._sidebar_visible:
             self._draw_sidebar()
