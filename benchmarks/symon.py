@@ -1,20 +1,22 @@
-"""Measure ``leet symon`` in a real terminal, next to ``wandb leet symon`` when wandb is installed.
+"""Measure ``leet symon`` in a real terminal, next to wandb, htop, btop, glances and nvitop when installed.
 
     python3 benchmarks/symon.py [--seconds 30] [--warmup 10] [--interval 2] [--size 160x48] [--no-wandb]
+                                [--tools leet,wandb,htop,btop,glances,nvitop] [--peer-venv DIR] [--fake-gpus N]
     python3 benchmarks/symon.py --memory-soak [MINUTES]
 
+Each program runs alone in its own tmux server, one after the other, at the
+same size and refresh interval (each through its own option; see peers.py).
 Startup is timed from just before tmux starts the program: first frame is the
-first non-blank screen, first data the first chart panel with braille dots.
-Then, after a warm-up, over a fixed window: CPU of the whole process tree
-(utime+stime from /proc, 100 % = one core), RSS and peak RSS (VmRSS, VmHWM),
-and the bytes the program writes to its terminal (tmux pipe-pane).
+first non-blank screen; for leet and wandb, first data is the first chart panel
+with braille dots. Then, after a warm-up, over a fixed window: CPU of the whole
+process tree (utime+stime from /proc, 100 % = one core), RSS and peak RSS
+(VmRSS, VmHWM), and the bytes the program writes to its terminal (tmux pipe-pane).
 See benchmarks/README.md for the targets and recorded results.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import tempfile
@@ -23,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from peers import ALL_TOOLS, PEER_ENV_VAR, Tool, build_tools, leet_command  # noqa: E402
 from terminal import Terminal, TmuxMissing, chart_panels, require_tmux  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -106,25 +110,28 @@ class Result:
     rss_mib: float = float("nan")
     hwm_mib: float = float("nan")
     bytes_per_s: float = float("nan")
+    load: float = float("nan")  # 1-minute load average at the end of the window
     processes: list[ProcessCost] = field(default_factory=list)
+    note: str = ""
+    error: str = ""
 
 
-def time_startup(terminal: Terminal, result: Result) -> None:
+def time_startup(terminal: Terminal, result: Result, waits_for_data: bool) -> None:
+    """First frame for every program; first data too for those that draw charts of their own samples."""
     started = terminal.start()
 
     def seen(screen: str) -> bool:
         now = time.perf_counter() - started
         if result.first_frame_s != result.first_frame_s and screen.strip():
             result.first_frame_s = now
-        if any(panel.has_data for panel in chart_panels(screen)):
+            if not waits_for_data:
+                return True
+        if waits_for_data and any(panel.has_data for panel in chart_panels(screen)):
             result.first_data_s = now
             return True
         return False
 
-    try:
-        terminal.wait_for(seen, timeout=STARTUP_LIMIT, poll=POLL, what="a chart with data")
-    except AssertionError as error:
-        raise SystemExit(f"{result.name}: {error}") from None
+    terminal.wait_for(seen, timeout=STARTUP_LIMIT, poll=POLL, what="a chart with data" if waits_for_data else "a first frame")
 
 
 def measure_window(terminal: Terminal, result: Result, seconds: float, output_file: str) -> None:
@@ -147,19 +154,24 @@ def measure_window(terminal: Terminal, result: Result, seconds: float, output_fi
     result.cpu_percent = sum(p.cpu_percent for p in result.processes)
     result.rss_mib = sum(p.rss_mib for p in result.processes)
     result.hwm_mib = sum(p.hwm_mib for p in result.processes)
+    result.load = os.getloadavg()[0]
 
 
-def run_one(name: str, command: list[str], args: argparse.Namespace, workdir: str) -> Result:
-    result = Result(name)
-    terminal = Terminal(command, width=args.width, height=args.height, env=ENV, cwd=workdir)
+def run_one(tool: Tool, args: argparse.Namespace, workdir: str) -> Result:
+    """Measure one program; a program that fails is reported, not fatal to the others."""
+    result = Result(tool.name, note=tool.note)
+    terminal = Terminal(tool.command, width=args.width, height=args.height, env={**ENV, **tool.env}, cwd=workdir)
     try:
-        time_startup(terminal, result)
+        time_startup(terminal, result, tool.waits_for_data)
         time.sleep(args.warmup)
         if terminal.exited():
-            raise SystemExit(f"{name} exited during the warm-up:\n{terminal.screen()}")
-        measure_window(terminal, result, args.seconds, os.path.join(workdir, f"{name}.out"))
+            raise RuntimeError(f"exited during the warm-up:\n{terminal.screen()}")
+        measure_window(terminal, result, args.seconds, os.path.join(workdir, f"{tool.name}.out"))
         if terminal.exited():
-            raise SystemExit(f"{name} exited during the window:\n{terminal.screen()}")
+            raise RuntimeError(f"exited during the window:\n{terminal.screen()}")
+    except (AssertionError, RuntimeError) as error:
+        result.error = str(error)
+        print(f"  {tool.name} failed: {error}", file=sys.stderr, flush=True)
     finally:
         terminal.close()
     return result
@@ -178,47 +190,77 @@ def _verdict(ok: bool) -> str:
     return "ok" if ok else "MISSED"
 
 
-def print_table(results: list[Result], args: argparse.Namespace) -> None:
-    leet = results[0]
-    other = results[1] if len(results) > 1 else None
+ROWS = (  # label, attribute, digits
+    ("first frame (s)", "first_frame_s", 2),
+    ("first chart with data (s)", "first_data_s", 2),
+    ("CPU (% of one core)", "cpu_percent", 2),
+    ("RSS (MiB)", "rss_mib", 1),
+    ("peak RSS (MiB)", "hwm_mib", 1),
+    ("terminal bytes/s", "bytes_per_s", 0),
+)
+RATIO_ATTRS = ("first_frame_s", "cpu_percent", "rss_mib", "bytes_per_s")
+TARGETS = {
+    "first_data_s": (TARGET_FIRST_DATA_S, f"≤ {TARGET_FIRST_DATA_S} s"),
+    "cpu_percent": (TARGET_CPU_PERCENT, f"≤ {TARGET_CPU_PERCENT} %"),
+    "rss_mib": (TARGET_RSS_MIB, f"≤ {TARGET_RSS_MIB} MiB"),
+    "bytes_per_s": (TARGET_BYTES_PER_S, f"≤ {TARGET_BYTES_PER_S} B/s"),
+}
+LABEL = 27
+COLUMN = 10
+
+
+def print_table(results: list[Result], args: argparse.Namespace, skipped: list[str]) -> None:
+    """One column per program, one row per figure; leet's targets; then leet/peer ratios and notes."""
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"\nsymon · {args.width}×{args.height} · every {args.interval:g} s · {args.seconds:g} s window after {args.warmup:g} s warm-up · {os.cpu_count()} CPUs · load {load}\n")
-    rows = [
-        ("first frame (s)", "first_frame_s", 2, None),
-        ("first chart with data (s)", "first_data_s", 2, leet.first_data_s <= TARGET_FIRST_DATA_S),
-        ("CPU (% of one core)", "cpu_percent", 2, leet.cpu_percent <= TARGET_CPU_PERCENT),
-        ("RSS (MiB)", "rss_mib", 1, leet.rss_mib <= TARGET_RSS_MIB),
-        ("peak RSS (MiB)", "hwm_mib", 1, None),
-        ("terminal bytes/s", "bytes_per_s", 0, leet.bytes_per_s <= TARGET_BYTES_PER_S),
-    ]
-    header = f"{'':27}{'leet':>10}"
-    if other:
-        header += f"{other.name:>10}{'leet/' + other.name:>12}"
-    print(header + "  target")
-    targets = {
-        "first_data_s": f"≤ {TARGET_FIRST_DATA_S} s",
-        "cpu_percent": f"≤ {TARGET_CPU_PERCENT} %",
-        "rss_mib": f"≤ {TARGET_RSS_MIB} MiB",
-        "bytes_per_s": f"≤ {TARGET_BYTES_PER_S} B/s",
-    }
-    for label, attr, digits, ok in rows:
-        line = f"{label:27}{_fmt(getattr(leet, attr), digits):>10}"
-        if other:
-            line += f"{_fmt(getattr(other, attr), digits):>10}{_ratio(getattr(leet, attr), getattr(other, attr)):>12}"
-        if ok is not None:
-            line += f"  {targets[attr]} {_verdict(ok)}"
+    measured = [r for r in results if not r.error]
+    leet = next((r for r in measured if r.name == "leet"), None)
+    width = max([COLUMN] + [len(r.name) + 2 for r in measured])
+    if not measured:
+        _print_not_measured(results, skipped)
+        return
+    print(f"{'':{LABEL}}" + "".join(f"{r.name:>{width}}" for r in measured) + ("  leet target" if leet else ""))
+    for label, attr, digits in ROWS:
+        line = f"{label:{LABEL}}" + "".join(f"{_fmt(getattr(r, attr), digits):>{width}}" for r in measured)
+        if leet and attr in TARGETS:
+            limit, text = TARGETS[attr]
+            line += f"  {text} {_verdict(getattr(leet, attr) <= limit)}"
         print(line)
-    for result in results:
-        print(f"\n{result.name} by process:")
+    print(f"{'processes':{LABEL}}" + "".join(f"{len(r.processes):>{width}}" for r in measured))
+    print(f"{'load at window end (1 min)':{LABEL}}" + "".join(f"{_fmt(r.load):>{width}}" for r in measured))
+
+    peers = [r for r in measured if r is not leet]
+    if leet and peers:
+        print("\nleet/peer (below 1: leet uses less)\n")
+        print(f"{'':{LABEL}}" + "".join(f"{r.name:>{width}}" for r in peers))
+        for label, attr, _ in ROWS:
+            if attr in RATIO_ATTRS:
+                print(f"{label:{LABEL}}" + "".join(f"{_ratio(getattr(leet, attr), getattr(r, attr)):>{width}}" for r in peers))
+
+    for result in measured:
+        note = f" ({result.note})" if result.note else ""
+        print(f"\n{result.name} by process{note}:")
         for cost in result.processes:
             print(f"  {cost.name:16} CPU {cost.cpu_percent:6.2f} %   RSS {cost.rss_mib:6.1f} MiB   peak {cost.hwm_mib:6.1f} MiB")
+    _print_not_measured(results, skipped)
+
+
+def _print_not_measured(results: list[Result], skipped: list[str]) -> None:
+    failed = [r for r in results if r.error]
+    if skipped or failed:
+        print("\nnot measured:")
+        for line in skipped:
+            print(f"  {line}")
+        for result in failed:
+            print(f"  {result.name}: {result.error.splitlines()[0]}")
 
 
 # -- memory soak ----------------------------------------------------------------
 def memory_soak(args: argparse.Namespace) -> int:
     minutes = args.memory_soak
-    command = [sys.executable, "-m", "leet", "symon", "--interval", "0.1"]
-    print(f"memory soak: leet symon --interval 0.1 · {args.width}×{args.height} · {minutes:g} min · RSS every 10 s")
+    command = leet_command("0.1", args.fake_gpus)
+    gpus = f" · {args.fake_gpus} stand-in GPUs" if args.fake_gpus else ""
+    print(f"memory soak: leet symon --interval 0.1 · {args.width}×{args.height}{gpus} · {minutes:g} min · RSS every 10 s")
     series: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as workdir, Terminal(command, width=args.width, height=args.height, env=ENV, cwd=workdir) as terminal:
         started = terminal.started_at or time.perf_counter()
@@ -246,18 +288,27 @@ def memory_soak(args: argparse.Namespace) -> int:
 
 # -- command line ---------------------------------------------------------------
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Time leet symon (and wandb leet symon) in tmux.")
+    parser = argparse.ArgumentParser(description="Time leet symon next to wandb, htop, btop, glances and nvitop, each in its own tmux.")
     parser.add_argument("--seconds", type=float, default=30.0, help="measurement window (default 30)")
-    parser.add_argument("--warmup", type=float, default=10.0, help="seconds after first data before the window (default 10)")
-    parser.add_argument("--interval", type=float, default=2.0, help="sampling interval passed to both tools (default 2)")
+    parser.add_argument("--warmup", type=float, default=10.0, help="seconds after first data (first frame for peers) before the window (default 10)")
+    parser.add_argument("--interval", type=float, default=2.0, help="refresh interval given to every program (default 2)")
     parser.add_argument("--size", default="160x48", help="terminal COLSxROWS (default 160x48)")
-    parser.add_argument("--no-wandb", dest="wandb", action="store_false", help="measure leet only")
+    parser.add_argument("--tools", default=",".join(ALL_TOOLS), help=f"comma-separated, in this order (default {','.join(ALL_TOOLS)}; missing ones are skipped)")
+    parser.add_argument("--no-wandb", dest="wandb", action="store_false", help="leave wandb out")
+    parser.add_argument("--peer-venv", action="append", default=[], metavar="DIR", help=f"virtual environment (or bin folder) holding glances/nvitop; repeatable; also ${PEER_ENV_VAR}, then PATH")
+    parser.add_argument("--fake-gpus", type=int, default=0, metavar="N", help="run leet and nvitop against N stand-in NVIDIA GPUs (tests/nvml_standin.py); nvitop gets 2 anyway when no driver is here")
     parser.add_argument("--memory-soak", type=float, nargs="?", const=10.0, metavar="MINUTES", help="instead: run at 0.1 s for MINUTES (default 10), RSS every 10 s")
     args = parser.parse_args(argv)
     try:
         args.width, args.height = (int(part) for part in args.size.lower().split("x"))
     except ValueError:
         parser.error(f"--size must look like 160x48, got {args.size!r}")
+    args.tool_names = [name.strip() for name in args.tools.split(",") if name.strip()]
+    if not args.wandb:
+        args.tool_names = [name for name in args.tool_names if name != "wandb"]
+    unknown = [name for name in args.tool_names if name not in ALL_TOOLS]
+    if unknown:
+        parser.error(f"unknown tool(s) {', '.join(unknown)}; choose from {', '.join(ALL_TOOLS)}")
     return args
 
 
@@ -270,17 +321,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.memory_soak is not None:
         return memory_soak(args)
-    interval = f"{args.interval:g}s"
-    commands = [("leet", [sys.executable, "-m", "leet", "symon", "--interval", interval])]
-    if args.wandb and importlib.util.find_spec("wandb") is not None:
-        commands.append(("wandb", [sys.executable, "-m", "wandb", "leet", "symon", "--interval", interval]))
     results = []
     with tempfile.TemporaryDirectory() as workdir:
-        for name, command in commands:
-            print(f"measuring {name}: {' '.join(command[1:])} …", flush=True)
-            results.append(run_one(name, command, args, workdir))
-    print_table(results, args)
-    return 0
+        tools, skipped = build_tools(args.tool_names, args.interval, args.fake_gpus, args.peer_venv, Path(workdir) / "config")
+        for line in skipped:
+            print(f"skipping {line}", flush=True)
+        for tool in tools:
+            note = f"  [{tool.note}]" if tool.note else ""
+            print(f"measuring {tool.name}: {' '.join(tool.command)}{note} …", flush=True)
+            results.append(run_one(tool, args, workdir))
+    if not results:
+        print("nothing measured", file=sys.stderr)
+        return 1
+    print_table(results, args, skipped)
+    return 1 if any(r.error for r in results) else 0
 
 
 if __name__ == "__main__":
