@@ -41,7 +41,7 @@ FAKE_UPTIME = 3.5 * 86400
 
 # (pid, name, user, command, base CPU % of one core, base RSS GiB, threads)
 FAKE_PROCESSES = (
-    (48213, "python", "ml", "python train.py --config configs/llama-7b.yaml", 320.0, 38.0, 96),
+    (48213, "python", "ml", "/opt/conda/bin/python train.py --config configs/llama-7b.yaml", 320.0, 38.0, 96),
     (48190, "torchrun", "ml", "torchrun --nproc-per-node 8 train.py", 2.0, 0.4, 6),
     (48251, "pt_data_worker", "ml", "python train.py --config configs/llama-7b.yaml", 85.0, 6.5, 4),
     (48252, "pt_data_worker", "ml", "python train.py --config configs/llama-7b.yaml", 80.0, 6.4, 4),

@@ -79,7 +79,7 @@ def test_f1_and_f10_are_help_and_quit_on_every_screen(name):
 
 def test_help_lists_the_keys_of_focused_widgets_in_sections_of_their_own():
     sections = dict(help_sections(SYMON_KEYS))
-    assert ("c", "Focused process table: program name ↔ full command line") in sections["Process table (focused)"]
+    assert ("c", "Focused process table: command line → with its path → program name") in sections["Process table (focused)"]
     assert all(shown != "c" for shown, _ in sections["Processes"])
     assert help_sections(SYMON_KEYS)[-1][0] == "Process table (focused)"
     workspace = dict(help_sections(WORKSPACE_KEYS))

@@ -303,15 +303,18 @@ async def test_at_every_terminal_size_memory_and_command_show_whole(size):
         assert ("USER" in heading) == (size[0] >= 160)
 
 
-async def test_c_on_the_focused_table_shows_program_names_or_command_lines():
-    async with running() as (app, pilot):
+async def test_c_on_the_focused_table_steps_through_command_line_full_path_and_program_name():
+    async with running(size=(200, 48)) as (app, pilot):
         table = app.screen.processes
+        assert "python train.py" in body(table)[0] and "/opt/conda" not in body(table)[0]
         await press(pilot, "tab", "c")
+        assert body(table)[0].split()[-1].startswith("/opt/conda/bin/py")
+        await press(pilot, "c")
         assert table.plain_rows()[1].split()[-1] == "PROGRAM"
         assert body(table)[0].split()[-1] == "python"
         await press(pilot, "c")
         assert table.plain_rows()[1].split()[-1] == "COMMAND"
-        assert "python train.py" in body(table)[0]
+        assert "python train.py" in body(table)[0] and "/opt/conda" not in body(table)[0]
 
 
 async def test_T_shows_the_tree_and_F5_flattens_it():

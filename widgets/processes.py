@@ -29,7 +29,9 @@ SORTS = ("cpu", "memory")  # what ``t`` steps through
 DESCENDING = "▼"
 ASCENDING = "▲"
 WATCHED = "●"
-COMMAND_MODES = ("command", "name")  # the command line (program path cut to its name), or the program name alone
+# ``c`` steps through: the command line with the program's path cut to its name (fits a
+# narrow sidebar), the whole command line as the kernel has it, the program name alone.
+COMMAND_MODES = ("command", "full", "name")
 WHEEL_ROWS = 3  # rows one wheel notch scrolls
 
 # COMMAND never gets fewer cells than this while a column can still give way.
@@ -115,6 +117,8 @@ def command_text(row: Any, mode: str = "command") -> str:
         return row.command if mode == "command" else row.name
     if mode == "name":
         return row.name or short_command(row.command, "").partition(" ")[0]
+    if mode == "full":
+        return row.command or row.name
     return short_command(row.command, row.name)
 
 

@@ -75,7 +75,7 @@ SYMON_KEYS: tuple[Key, ...] = (
     Key("f", "filter_processes", "f", "Filter processes by name or PID (the focused table)", "Processes"),
     Key("ctrl+f", "clear_process_filter", "ctrl+f", "Clear the process filter", "Processes"),
     Key("g", "cycle_tables", "g", "Sidebar tables: GPU and host processes → GPU → host", "Processes"),
-    Key("c", "toggle_command", "c", "Focused process table: program name ↔ full command line", "Processes", where="processes"),
+    Key("c", "toggle_command", "c", "Focused process table: command line → with its path → program name", "Processes", where="processes"),
 )
 
 
