@@ -62,8 +62,8 @@ def test_help_opens_and_a_key_closes_it(launch):
     terminal = launch()
     terminal.wait_for(has_charts, timeout=SLOW, what="a chart")
     terminal.type("?")
-    screen = terminal.wait_for("Show this help", timeout=SLOW)
-    assert "Next page" in screen and "Quit" in screen
+    screen = terminal.wait_for(lambda s: "Show this help" in s and "Next page" in s, timeout=SLOW, what="help")
+    assert "Quit" in screen
     terminal.press("Escape")
     screen = terminal.wait_for(lambda s: "Show this help" not in s, timeout=SLOW, what="help closed")
     assert has_charts(screen)

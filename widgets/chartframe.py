@@ -513,3 +513,34 @@ def changed_span(old: Row, new: Row) -> tuple[int, int] | None:
     while last > first and old_text[last] == new_text[last] and old_styles[last] == new_styles[last]:
         last -= 1
     return first, last
+
+
+# Unchanged cells between two changes that are cheaper to skip (a cursor move and
+# a style, about a dozen bytes) than to write again.
+SKIP_GAP = 8
+
+
+def changed_spans(old: Row, new: Row, gap: int = SKIP_GAP) -> list[tuple[int, int]]:
+    """Changed columns as ``(first, last)`` runs (inclusive), split where ``gap`` or more cells in between did not change."""
+    whole = changed_span(old, new)
+    if whole is None:
+        return []
+    old_text, old_styles = row_cells(old)
+    new_text, new_styles = row_cells(new)
+    if len(old_text) != len(new_text):
+        return [whole]
+    runs: list[tuple[int, int]] = []
+    first, last = whole
+    start = end = first
+    same = 0
+    for x in range(first, last + 1):
+        if old_text[x] == new_text[x] and old_styles[x] == new_styles[x]:
+            same += 1
+            continue
+        if same >= gap and x - same > start:
+            runs.append((start, end))
+            start = x
+        end = x
+        same = 0
+    runs.append((start, end))
+    return runs

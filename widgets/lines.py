@@ -15,7 +15,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from widgets.chartframe import Row, changed_span
+from widgets.chartframe import Row, changed_spans
 from widgets.palette import chart_styles
 
 # A class on the App: every panel draws in ASCII only (a terminal whose locale is not UTF-8).
@@ -57,6 +57,7 @@ def dirty_regions(spans: list[tuple[int, int, int]]) -> list[Region]:
 
     for span in spans:
         if group and span[0] != group[-1][0] + 1:
+            # Not the next row (another run of the same row, or a gap): a rectangle of its own.
             flush()
         group.append(span)
     flush()
@@ -112,10 +113,10 @@ class StyledLines(Widget):
             return
         spans = []
         for y, (old, new) in enumerate(zip(self._rows, new_rows)):
-            span = changed_span(old, new)
-            if span is not None:
+            runs = changed_spans(old, new)
+            if runs:
                 self._strips.pop(y, None)
-                spans.append((y, span[0], span[1]))
+                spans.extend((y, first, last) for first, last in runs)
         self._rows = new_rows
         if spans:
             self.refresh(*dirty_regions(spans))

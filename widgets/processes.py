@@ -227,7 +227,9 @@ def sort_key(sort: str, command_mode: str = "command") -> Callable[[Any], Any]:
         return lambda r: getattr(r, "cpu_seconds", 0.0)
     if sort == "command":
         return lambda r: command_text(r, command_mode).casefold()
-    return lambda r: (r.cpu_percent, r.rss_bytes)
+    # Ties by PID alone, as htop: idle processes keep their places, and a new one
+    # joins the end of them instead of pushing every row below it down a line.
+    return lambda r: r.cpu_percent
 
 
 def default_descending(sort: str) -> bool:
@@ -400,12 +402,22 @@ class ProcessTable(StyledLines, can_focus=True):
         self._top = 0
         self._cursor_pid: Any = None
         self._chosen = False  # a person picked a row (moved, clicked, focused): the cursor follows it
+        self.show_kernel = False
+        self.kernel_hidden = 0  # kernel threads left out of the last arrangement
         self._body = 0  # rows the last frame had for processes
         self._header_y = 1
         self._spans: list[tuple[int, int, str]] = []
 
     # -- what a subclass changes ---------------------------------------------
     def arrange_rows(self, rows: Sequence[Any]) -> list[Any]:
+        if not self.show_kernel:
+            # As htop: kernel threads are hidden until asked for (K). They are most
+            # of a quiet box's list, and every one shifts when a process above comes or goes.
+            self.kernel_hidden = sum(1 for row in rows if getattr(row, "kernel", False))
+            if self.kernel_hidden:
+                rows = [row for row in rows if not getattr(row, "kernel", False)]
+        else:
+            self.kernel_hidden = 0
         if self.tree_view:
             lines = arrange_tree(rows, self.sort, self.pattern, self.descending, self.command_mode)
             self._guides = {self.row_key(line.row): line.guide for line in lines if line.guide}
@@ -526,6 +538,10 @@ class ProcessTable(StyledLines, can_focus=True):
 
     def set_filter(self, pattern: str) -> None:
         self.pattern = pattern
+        self._rearrange()
+
+    def set_show_kernel(self, show: bool) -> None:
+        self.show_kernel = show
         self._rearrange()
 
     def action_toggle_command(self) -> None:
@@ -676,6 +692,8 @@ class ProcessTable(StyledLines, can_focus=True):
             parts.append(f" {WATCHED} watched")
         if self.tree_view:
             parts.append(" tree")
+        if self.kernel_hidden:
+            parts.append(f" +{self.kernel_hidden} kthr")
         return "".join(parts)
 
     def _sort_note(self, width: int) -> str:

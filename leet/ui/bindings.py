@@ -71,6 +71,7 @@ SYMON_KEYS: tuple[Key, ...] = (
     Key("less_than_sign", "sort_column(-1)", "< >", "Sort by the column to the left / right", "Processes"),
     Key("greater_than_sign", "sort_column(1)", "", "", "Processes"),
     Key("T,f5", "toggle_tree", "T F5", "Process tree on / off", "Processes", hint="tree"),
+    Key("K", "toggle_kernel_threads", "K", "Show / hide kernel threads (hidden at start, as in htop)", "Processes"),
     Key("k,f9", "kill", "k F9", "Send a signal to the selected process (asks first)", "Processes", hint="kill"),
     Key("f", "filter_processes", "f", "Filter processes by name or PID (the focused table)", "Processes"),
     Key("ctrl+f", "clear_process_filter", "ctrl+f", "Clear the process filter", "Processes"),

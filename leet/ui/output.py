@@ -21,7 +21,11 @@ import re
 from typing import NamedTuple
 
 # A style change, an absolute cursor move, or a line break just before a cursor move.
-_TOKEN = re.compile(r"\x1b\[([0-9;]*)m|\x1b\[\d+;\d+H|\r?\n(?=\x1b\[\d+;\d+H)")
+_TOKEN = re.compile(r"\x1b\[([0-9;]*)m|\x1b\[(\d+);(\d+)H|\r?\n(?=\x1b\[\d+;\d+H)")
+# Text whose width every terminal agrees on: printable ASCII and braille. After
+# anything else (box drawing is one cell or two depending on the terminal's
+# locale) the next move is absolute, as Textual wrote it.
+_SURE_WIDTH = re.compile(r"[\x20-\x7e\u2800-\u28ff]*")
 
 # Attribute codes and the code that turns each off (22 turns off both bold and faint).
 _OFF = {1: 22, 2: 22, 3: 23, 4: 24, 5: 25, 7: 27, 8: 28, 9: 29, 21: 24, 53: 55}
@@ -121,20 +125,42 @@ def compact_sgr(frame: str) -> str:
         return frame
 
 
+def _move(row: int, column: int, cursor: tuple[int, int] | None) -> str:
+    """The shortest way from ``cursor`` (None: unknown) to ``row``, ``column`` (1-based)."""
+    absolute = f"\x1b[{row};{column}H"
+    if cursor is None or cursor[0] != row:
+        return absolute
+    if cursor[1] == column:
+        return ""
+    moves = [absolute, f"\x1b[{column}G"]  # same row: to a column
+    if column > cursor[1]:
+        moves.append(f"\x1b[{column - cursor[1]}C")  # same row: forward
+    return min(moves, key=len)
+
+
 def _compact(frame: str) -> str:
     out: list[str] = []
     current = wanted = _PLAIN
+    cursor: tuple[int, int] | None = None  # where the text written so far left it, when known
+    pending: tuple[int, int] | None = None  # a move not yet written: only the last before text counts
     pos = 0
 
     def put(text: str) -> None:
-        nonlocal current
+        nonlocal current, cursor, pending
         if not text:
             return
+        if pending is not None:
+            out.append(_move(*pending, cursor))
+            cursor, pending = pending, None
         target = _as_shown(text, wanted, current)
         if target != current:
             out.append("\x1b[" + ";".join(map(str, _change(current, target))) + "m")
             current = target
         out.append(text)
+        if cursor is not None and _SURE_WIDTH.fullmatch(text):
+            cursor = (cursor[0], cursor[1] + len(text))
+        else:
+            cursor = None
 
     for match in _TOKEN.finditer(frame):
         put(frame[pos : match.start()])
@@ -143,10 +169,12 @@ def _compact(frame: str) -> str:
         if token.endswith("\n"):
             continue  # the cursor move that follows puts the cursor where it goes
         if token.endswith("H"):
-            out.append(token)
+            pending = (int(match.group(2)), int(match.group(3)))
         else:
             wanted = _apply(wanted, match.group(1))
     put(frame[pos:])
+    if pending is not None:  # where the frame leaves the cursor
+        out.append(_move(*pending, cursor))
     if current != _PLAIN:
         out.append("\x1b[0m")
     return "".join(out)

@@ -406,6 +406,12 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         table.set_tree(not table.tree_view)
         self.notify("Process tree" if table.tree_view else "Flat process list", timeout=1.5)
 
+    def action_toggle_kernel_threads(self) -> None:
+        self._shown_table()
+        table = self.processes
+        table.set_show_kernel(not table.show_kernel)
+        self.notify("Kernel threads shown" if table.show_kernel else "Kernel threads hidden", timeout=1.5)
+
     def action_kill(self) -> None:
         row = self._shown_table().selected_row
         if row is None:
