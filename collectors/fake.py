@@ -54,6 +54,8 @@ FAKE_PROCESSES = (
     (29601, "bash", "ml", "-bash", 0.0, 0.005, 1),
     (1, "systemd", "root", "/sbin/init", 0.1, 0.012, 1),
 )
+# Kernel threads, (pid, name, CPU %): children of kthreadd (pid 2), which is the kernel's own.
+FAKE_KERNEL_THREADS = ((2, "kthreadd", 0.0), (15, "ksoftirqd/0", 0.2), (1984, "kworker/u16:2-events_unbound", 0.1))
 # pid → parent pid, for the tree view; any other process is systemd's child.
 FAKE_PARENTS = {1: 0, 29601: 29554, 31877: 29601, 48190: 29601, 48213: 48190, 48251: 48213, 48252: 48213, 48260: 48213}
 
@@ -205,6 +207,13 @@ class FakeHostCollector(Collector):
                     command=command,
                     ppid=FAKE_PARENTS.get(pid, 1),
                     state="R" if cpu >= 50 else "S",
+                )
+            )
+        for pid, name, cpu in FAKE_KERNEL_THREADS:
+            rows.append(
+                ProcessRow(
+                    pid=pid, name=name, user="root", cpu_percent=cpu, rss_bytes=0, memory_percent=0.0, threads=1,
+                    command=f"[{name}]", ppid=0 if pid == 2 else 2, state="S", kernel=True,
                 )
             )
         rows.sort(key=lambda row: (-row.cpu_percent, row.pid))

@@ -147,7 +147,7 @@ def test_host_extras_describe_a_stable_machine():
     assert info.logical_cores == 16
     assert info.boot_time < T0
     rows = host.extras()["processes"]
-    assert len(rows) == 12 and all(isinstance(r, ProcessRow) for r in rows)
+    assert len(rows) == 15 and sum(r.kernel for r in rows) == 3 and all(isinstance(r, ProcessRow) for r in rows)
     assert any(r.command.startswith("python train.py") for r in rows)
     assert any(r.name == "sshd" for r in rows)
     clock.set(T0 + 600)

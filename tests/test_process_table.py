@@ -564,3 +564,16 @@ async def test_the_gpu_table_sorts_by_click_chooser_and_arrows():
         assert isinstance(picker, SortPicker) and "GPU MEM" in "\n".join(picker.list.plain_rows())
         await press(pilot, "escape")
         assert app.screen.processes.sort == "cpu", "the host table keeps its own sort"
+
+
+async def test_kernel_threads_are_hidden_until_K_and_the_title_counts_them():
+    async with running(size=(160, 48)) as (app, pilot):
+        table = app.screen.processes
+        assert not any("[kthreadd]" in line for line in body(table))
+        assert "+3 kthr" in table.plain_rows()[0]
+        await press(pilot, "K")
+        assert any("[kworker/u16:2-" in line for line in body(table))
+        assert any("[kthreadd]" in line for line in body(table))
+        assert "kthr" not in table.plain_rows()[0]
+        await press(pilot, "K")
+        assert not any("[kthreadd]" in line for line in body(table))

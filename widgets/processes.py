@@ -692,9 +692,11 @@ class ProcessTable(StyledLines, can_focus=True):
             parts.append(f" {WATCHED} watched")
         if self.tree_view:
             parts.append(" tree")
-        if self.kernel_hidden:
-            parts.append(f" +{self.kernel_hidden} kthr")
         return "".join(parts)
+
+    def _kernel_note(self) -> str:
+        """How many kernel threads are left out (K shows them), as htop's header counts them."""
+        return f" +{self.kernel_hidden} kthr" if self.kernel_hidden else ""
 
     def _sort_note(self, width: int) -> str:
         """The sort, when its column is not shown."""
@@ -709,7 +711,7 @@ class ProcessTable(StyledLines, can_focus=True):
         first = self._top + 1 if total else 0
         last = min(total, self._top + body)
         title = f"{self.PANE_TITLE} [{first}-{last} of {total}]"
-        for extra in (self.title_suffix(), self._sort_note(width)):
+        for extra in (self.title_suffix(), self._sort_note(width), self._kernel_note()):
             if len(title) + len(extra) <= width:
                 title += extra
         if self.pattern:
