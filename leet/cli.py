@@ -178,7 +178,8 @@ def run_symon(args: argparse.Namespace) -> int:
     from leet.model.store import Store
     from leet.sources.live import LiveSource
 
-    source = LiveSource(Store(), hub)
+    # A few dozen host series: each takes its whole bound (about 160 KiB) at once.
+    source = LiveSource(Store(preallocate=True), hub)
     source.start()  # sample while Textual imports; the app stops it
     from leet.ui.app import LeetApp
 

@@ -550,3 +550,26 @@ def test_history_keys_are_taken_whole_even_when_they_look_labelled():
     store.extend_many("run#system", {"cpu/l:rank1": ([1.0], [20.0])})
     assert store.series("run") == [SeriesKey("run", "loss/l:x", None)]
     assert store.series("run#system") == [SeriesKey("run#system", "cpu", "rank1")]
+
+
+def test_a_preallocated_store_takes_its_bound_at_once_and_keeps_every_point():
+    store = Store(capacity=8, fold=2, levels=3, preallocate=True)
+    key = SeriesKey("live", "cpu")
+    for i in range(200):
+        store.append(key, float(i), float(i % 7))
+    lazy = Store(capacity=8, fold=2, levels=3)
+    for i in range(200):
+        lazy.append(key, float(i), float(i % 7))
+    assert store.snapshot([key]) == lazy.snapshot([key]), "the same data either way"
+    series = store._series[key]
+    assert len(series.levels) == 3 and all(len(level.columns[0]) == 8 for level in series.levels)
+
+
+def test_only_the_first_series_are_preallocated():
+    from leet.model.store import PREALLOCATED_SERIES
+
+    store = Store(capacity=8, fold=2, levels=3, preallocate=True)
+    for i in range(PREALLOCATED_SERIES + 2):
+        store.append(SeriesKey("live", f"k{i}"), 1.0, 1.0)
+    sizes = [len(store._series[SeriesKey("live", f"k{i}")].levels) for i in range(PREALLOCATED_SERIES + 2)]
+    assert sizes[:PREALLOCATED_SERIES] == [3] * PREALLOCATED_SERIES and sizes[-2:] == [1, 1]

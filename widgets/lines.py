@@ -73,12 +73,15 @@ class StyledLines(Widget):
         self._strips: dict[int, Strip] = {}
         self._styles: dict[str, Style] | None = None
         self._laid_out_size = (0, 0)
+        self._filter_key: tuple | None = None
+        self._active_filters: list = []
 
     def on_mount(self) -> None:
         self.watch(self.app, "theme", self._on_theme, init=False)
 
     def _on_theme(self) -> None:
         self._styles = None
+        self._filter_key = None
         self._strips.clear()
         self.refresh()
 
@@ -111,7 +114,7 @@ class StyledLines(Widget):
             self._strips.clear()
             self.refresh()
             return
-        spans = []
+        spans: list[tuple[int, int, int]] = []
         for y, (old, new) in enumerate(zip(self._rows, new_rows)):
             runs = changed_spans(old, new)
             if runs:
@@ -128,17 +131,33 @@ class StyledLines(Widget):
         # strips halves the UI thread's share of each redraw.
         if not self._plain_box():
             return super().render_lines(crop)
-        filters = self.get_line_filters()
         background = self.background_colors[1]
+        filters = self._filters_that_change(background)
         x1, x2 = crop.column_span
         whole = x1 == 0 and x2 >= self.size.width
         strips = []
+        cached = self._strips
         for y in crop.line_range:
-            strip = self.render_line(y)
+            strip = cached.get(y) or self.render_line(y)
             for line_filter in filters:
                 strip = strip.apply_filter(line_filter, background)
             strips.append(strip if whole else strip.crop(x1, x2))
         return strips
+
+    def _filters_that_change(self, background) -> list:
+        """The app's line filters that alter at least one of this panel's styles.
+
+        Textual always installs one that turns ANSI colours into true colours;
+        these panels' colours come from the theme and are true colours already,
+        and a filter that changes nothing would still copy every new line.
+        """
+        filters = self.get_line_filters()
+        key = (id(self.style_map()), tuple(map(id, filters)), background)
+        if self._filter_key != key:
+            probe = [Segment("x", style) for style in self.style_map().values()]
+            self._filter_key = key
+            self._active_filters = [f for f in filters if f.apply(probe, background) != probe]
+        return self._active_filters
 
     def _plain_box(self) -> bool:
         """No border, padding, outline, tint or transparency: nothing for Textual to add to a line."""

@@ -23,12 +23,13 @@ _SLICE = 16384
 
 
 class _Ring:
-    """Fixed-capacity FIFO of parallel float columns, grown lazily to capacity."""
+    """Fixed-capacity FIFO of parallel float columns, grown lazily to capacity (or all at once)."""
 
     __slots__ = ("columns", "capacity", "start", "size")
 
-    def __init__(self, width: int, capacity: int) -> None:
-        self.columns = tuple(array("d") for _ in range(width))
+    def __init__(self, width: int, capacity: int, preallocate: bool = False) -> None:
+        # A preallocated ring is full size from the start; entries are written in place.
+        self.columns = tuple(array("d", bytes(8 * capacity) if preallocate else b"") for _ in range(width))
         self.capacity = capacity
         self.start = 0
         self.size = 0
@@ -222,12 +223,17 @@ def _fold_buckets_bulk(columns: list[array], fold: int, ordered: bool) -> list[a
 
 
 class _Series:
-    __slots__ = ("levels", "depth", "fold", "newest_t", "newest_v", "unordered", "version")
+    __slots__ = ("levels", "depth", "fold", "newest_t", "newest_v", "unordered", "version", "preallocate")
 
-    def __init__(self, capacity: int, fold: int, levels: int) -> None:
+    def __init__(self, capacity: int, fold: int, levels: int, preallocate: bool = False) -> None:
         # Coarser levels are made on the first fold: a run of many short series
         # (thousands of metrics, a few points each) then costs two arrays per series.
-        self.levels = [_Ring(2, capacity)]  # t, value
+        # A live monitor's few series take their whole bound at once instead, so
+        # its memory is flat from the first minute rather than creeping for hours.
+        self.preallocate = preallocate
+        self.levels = [_Ring(2, capacity, preallocate)]  # t, value
+        if preallocate:
+            self.levels += [_Ring(5, capacity, True) for _ in range(levels - 1)]
         self.depth = levels
         self.fold = fold
         self.newest_t = -math.inf
@@ -300,7 +306,7 @@ class _Series:
     def _coarser(self, depth: int) -> _Ring:
         """The level after ``depth``, made when first needed."""
         if depth + 1 == len(self.levels):
-            self.levels.append(_Ring(5, self.levels[0].capacity))
+            self.levels.append(_Ring(5, self.levels[0].capacity, self.preallocate))
         return self.levels[depth + 1]
 
     def _make_room(self, depth: int) -> None:

@@ -55,6 +55,7 @@ _MAX_WARNED_KEYS = 1000
 # per writer and stores no others; this is the backstop for any other writer of the store
 # (a shared run's writers share a namespace, so it is several times that).
 MAX_SERIES = 40_000
+PREALLOCATED_SERIES = 64  # see Store(preallocate=True)
 _MAX_REFUSED_NAMES = 100_000  # refused keys remembered so each counts once
 
 
@@ -90,7 +91,9 @@ def _since(columns: tuple[array, ...], since: float) -> tuple[array, ...]:
 class Store:
     """Series memory shared by source threads (writers) and the UI (reader)."""
 
-    def __init__(self, capacity: int = 1024, fold: int = 4, levels: int = 5, max_series: int = MAX_SERIES) -> None:
+    def __init__(
+        self, capacity: int = 1024, fold: int = 4, levels: int = 5, max_series: int = MAX_SERIES, preallocate: bool = False
+    ) -> None:
         if capacity < 2:
             raise ValueError(f"capacity must be at least 2, got {capacity}")
         if not 2 <= fold <= capacity:
@@ -109,6 +112,11 @@ class Store:
         self._warned: set[tuple[str, str]] = set()
         self._max_series = max_series
         self._refused: dict[str, set[str]] = {}
+        # Every level of a series at full size when it is made, for the first
+        # PREALLOCATED_SERIES series: a host's few dozen series then take their
+        # whole bound (about 176 KiB each) at once and memory is flat from the
+        # first minute; a big node's hundreds grow to the same bound lazily.
+        self._preallocate = PREALLOCATED_SERIES if preallocate else 0
 
     # --- writing ------------------------------------------------------------
 
@@ -239,7 +247,8 @@ class Store:
         found = self._series.get(series)
         if found is None:
             series = SeriesKey(*series)
-            found = _Series(self._capacity, self._fold, self._levels)
+            found = _Series(self._capacity, self._fold, self._levels, self._preallocate > 0)
+            self._preallocate = max(0, self._preallocate - 1)
             self._series[series] = found
             self._by_run.setdefault(series.run, []).append(series)
         return found
