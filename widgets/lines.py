@@ -11,6 +11,7 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
+from textual.filter import ANSIToTruecolor
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
@@ -145,18 +146,21 @@ class StyledLines(Widget):
         return strips
 
     def _filters_that_change(self, background) -> list:
-        """The app's line filters that alter at least one of this panel's styles.
+        """The app's line filters, less Textual's ANSI-to-true-colour one where it changes none of this panel's styles.
 
-        Textual always installs one that turns ANSI colours into true colours;
-        these panels' colours come from the theme and are true colours already,
-        and a filter that changes nothing would still copy every new line.
+        Textual always installs that filter; these panels' colours come from the
+        theme and are true colours already, and a filter that changes nothing
+        would still copy every new line. Other filters (ASCII, no colour) rewrite
+        text as well as styles, so they always run.
         """
         filters = self.get_line_filters()
         key = (id(self.style_map()), tuple(map(id, filters)), background)
         if self._filter_key != key:
             probe = [Segment("x", style) for style in self.style_map().values()]
             self._filter_key = key
-            self._active_filters = [f for f in filters if f.apply(probe, background) != probe]
+            self._active_filters = [
+                f for f in filters if not isinstance(f, ANSIToTruecolor) or f.apply(probe, background) != probe
+            ]
         return self._active_filters
 
     def _plain_box(self) -> bool:
