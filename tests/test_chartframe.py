@@ -212,3 +212,49 @@ def test_a_line_between_the_largest_floats_reaches_both_edges():
 
 def test_the_headline_of_a_huge_value_is_short():
     assert headline(ChartView("x", "", ("a",), (series([1.0, 1.7e308]),), (0, 1))) == "1.7e+308"
+
+
+def _flat_view(times, values, x_range=(0.0, 600.0)):
+    from widgets.raster import SeriesView
+
+    return ChartView(title="Network Rx", unit="B/s", series_names=("rx",), data=(SeriesView.points(list(times), list(values)),), x_range=x_range)
+
+
+def test_an_idle_series_adding_equal_points_in_its_last_dot_column_draws_the_same_picture():
+    from widgets.chartframe import same_picture
+
+    old = _flat_view([0, 2, 4], [0.0, 0.0, 0.0])
+    new = _flat_view([0, 2, 4, 5], [0.0, 0.0, 0.0, 0.0])
+    assert same_picture(old, new, 40, 12)
+    assert compose_rows(old, 40, 12) == compose_rows(new, 40, 12)
+
+
+def test_a_new_value_a_new_dot_column_or_another_title_is_a_new_picture():
+    from widgets.chartframe import same_picture
+
+    old = _flat_view([0, 2, 4], [0.0, 0.0, 0.0])
+    assert not same_picture(old, _flat_view([0, 2, 4, 5], [0.0, 0.0, 0.0, 1.0]), 40, 12)
+    assert not same_picture(old, _flat_view([0, 2, 4, 60], [0.0, 0.0, 0.0, 0.0]), 40, 12)
+    assert not same_picture(old, _flat_view([0, 2, 4], [0.0, 0.0, 0.0], x_range=(0.0, 300.0)), 40, 12)
+    nan = _flat_view([0, 2, 4], [0.0, 0.0, float("nan")])
+    assert not same_picture(nan, _flat_view([0, 2, 4, 5], [0.0, 0.0, float("nan"), float("nan")]), 40, 12)
+
+
+def test_the_same_picture_rule_agrees_with_drawing_on_random_idle_data():
+    import random
+
+    from widgets.chartframe import same_picture
+
+    rng = random.Random(7)
+    for _ in range(300):
+        n = rng.randint(1, 30)
+        times = sorted(rng.uniform(0, 590) for _ in range(n))
+        values = [rng.choice([0.0, 5.0]) for _ in range(n)]
+        extra = rng.randint(1, 3)
+        more = [times[-1] + rng.uniform(0, 12) for _ in range(extra)]
+        more.sort()
+        new_values = values + [values[-1] if rng.random() < 0.8 else 7.0 for _ in range(extra)]
+        old, new = _flat_view(times, values), _flat_view(times + more, new_values)
+        width, height = rng.randint(20, 60), rng.randint(6, 16)
+        if same_picture(old, new, width, height):
+            assert compose_rows(old, width, height) == compose_rows(new, width, height)

@@ -7,7 +7,7 @@ chart whose newest column moved costs a few bytes instead of a full panel.
 
 from __future__ import annotations
 
-from widgets.chartframe import ChartView, Row, compose_rows
+from widgets.chartframe import ChartView, Row, compose_rows, same_picture
 from widgets.lines import StyledLines
 
 
@@ -32,7 +32,12 @@ class Chart(StyledLines, can_focus=True):
         return self._view
 
     def set_view(self, view: ChartView) -> None:
-        self._view = view
+        old, self._view = self._view, view
+        width, height = self.size
+        # An idle series (a quiet network, a steady gauge) adds points that draw
+        # nothing new: skip laying the panel out again for the same picture.
+        if self._rows and (width, height) == self._laid_out_size and not self.ascii and same_picture(old, view, width, height):
+            return
         self.relayout()
 
     def build_rows(self, width: int, height: int) -> list[Row]:

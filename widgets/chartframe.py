@@ -447,19 +447,10 @@ def _ascii_view(view: ChartView) -> ChartView:
 
 def _body(view: ChartView, width: int, plot_h: int, show_x: bool, ascii: bool = False) -> tuple[list[Row], tuple[float, float] | None]:
     """The rows inside the frame, and the value range of the heatmap's shades (None unless a heatmap is drawn)."""
-    t0, t1 = view.x_range
-    y_range = _y_range(view, t0, t1) if view.plotted() else None
-    if y_range is None:
+    layout = _plot_layout(view, width, plot_h)
+    if layout is None:
         return _empty_body(view, width, plot_h, show_x), None
-    lo, hi = y_range
-    if view.mode == "heatmap":
-        lo, hi = (0.0, 100.0) if view.percent else (lo, hi)
-        labels = {r: fit(clean(name), 8) for r, name in _heatmap_labels(view, plot_h).items()}
-    else:
-        lo, hi, ticks, tick_labels = _axis(view, lo, hi, plot_h)
-        labels = _label_rows(ticks, tick_labels, lo, hi, plot_h, view.mode == "log")
-    label_w = min(max((len(s) for s in labels.values()), default=1), max(1, width // 3))
-    plot_w = max(1, width - label_w - 1)
+    lo, hi, labels, label_w, plot_w = layout
     plot = _plot_rows(view, plot_w, plot_h, lo, hi, ascii)
     body: list[Row] = []
     for r in range(plot_h):
@@ -470,6 +461,64 @@ def _body(view: ChartView, width: int, plot_h: int, show_x: bool, ascii: bool = 
     if show_x:
         body.append([(" " * (label_w + 1), "empty"), *_x_labels(view, plot_w)])
     return [trim_row(row, width) for row in body], ((lo, hi) if view.mode == "heatmap" else None)
+
+
+def _plot_layout(view: ChartView, width: int, plot_h: int) -> tuple[float, float, dict[int, str], int, int] | None:
+    """The value range, the y labels by row, their width and the plot's width in cells; None with nothing to plot."""
+    t0, t1 = view.x_range
+    y_range = _y_range(view, t0, t1) if view.plotted() else None
+    if y_range is None:
+        return None
+    lo, hi = y_range
+    if view.mode == "heatmap":
+        lo, hi = (0.0, 100.0) if view.percent else (lo, hi)
+        labels = {r: fit(clean(name), 8) for r, name in _heatmap_labels(view, plot_h).items()}
+    else:
+        lo, hi, ticks, tick_labels = _axis(view, lo, hi, plot_h)
+        labels = _label_rows(ticks, tick_labels, lo, hi, plot_h, view.mode == "log")
+    label_w = min(max((len(s) for s in labels.values()), default=1), max(1, width // 3))
+    return lo, hi, labels, label_w, max(1, width - label_w - 1)
+
+
+def same_picture(old: ChartView, new: ChartView, width: int, height: int) -> bool:
+    """Whether ``new`` draws exactly what ``old`` drew in a ``width`` × ``height`` panel.
+
+    True only in one common case, cheap to prove: every series ends with points
+    equal to its last one, inside the dot column that point already filled (an
+    idle network, a steady gauge), and nothing else changed. Then the panel
+    need not be laid out again. Anything else, NaN included, says False.
+    """
+    if replace(new, data=old.data, band=old.band) != old:
+        return False
+    before, after = old.plotted(), new.plotted()
+    if len(before) != len(after) or not before or width < 4 or height < 3:
+        return False
+    inner_h = height - 2
+    layout = _plot_layout(new, width - 2, inner_h - (1 if inner_h >= 4 else 0))
+    if layout is None:
+        return False
+    t0, t1 = new.x_range
+    if not t1 > t0:
+        return False
+    dots = 2 * layout[4] / (t1 - t0)  # dot columns per second
+
+    def column(t: float) -> int:
+        return math.floor((t - t0) * dots)
+
+    for was, now in zip(before, after):
+        n = len(was.t)
+        if n == 0 or len(now.t) < n:
+            return False
+        last = was.mean[-1]
+        if not (was.lo[-1] == was.hi[-1] == last):
+            return False
+        if now.t[:n] != was.t or now.mean[:n] != was.mean or now.lo[:n] != was.lo or now.hi[:n] != was.hi:
+            return False
+        home = column(was.t[-1])
+        for i in range(n, len(now.t)):
+            if not (now.lo[i] == now.hi[i] == now.mean[i] == last) or now.t[i] < was.t[-1] or column(now.t[i]) != home:
+                return False
+    return True
 
 
 def _empty_body(view: ChartView, width: int, plot_h: int, show_x: bool) -> list[Row]:

@@ -711,10 +711,13 @@ class ProcessTable(StyledLines, can_focus=True):
         first = self._top + 1 if total else 0
         last = min(total, self._top + body)
         title = f"{self.PANE_TITLE} [{first}-{last} of {total}]"
-        for extra in (self.title_suffix(), self._sort_note(width), self._kernel_note()):
+        for extra in (self.title_suffix(), self._sort_note(width)):
             if len(title) + len(extra) <= width:
                 title += extra
         if self.pattern:
             title += f" filter: {clean(self.pattern)}"
+        kernel = self._kernel_note()
+        if len(title) + len(kernel) <= width:
+            title += kernel
         style = "title-focus" if self.has_focus else "title"
         return [(fit(title, width).ljust(width), style)]
