@@ -244,7 +244,7 @@ async def test_an_empty_folder_waits_then_shows_the_first_run(basic_run, tmp_pat
             await until(pilot, lambda: source.selected() != [], "the new run selected")
             await until(pilot, lambda: "metrics 1-" in rows(app, "#header")[0], "its charts")
             header = rows(app, "#header")[0]
-            assert "waiting" not in header and "1 runs · 1 selected" in header
+            assert "waiting" not in header and "1 run · 1 selected" in header
             assert "Waiting for runs" not in "\n".join(rows(app, "#runs"))
             await pilot.press("q")
     finally:

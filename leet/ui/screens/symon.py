@@ -326,7 +326,8 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
 
     def action_cycle_focus(self, step: int) -> None:
         panes: list = [*self._visible_tables(), self.grid]
-        current = next((pane for pane in panes[:-1] if pane.has_focus), self.grid)
+        # ``self.focused``, not ``has_focus``: that lags a key pressed right after the last one.
+        current = next((pane for pane in panes[:-1] if pane is self.focused), self.grid)
         target = panes[(panes.index(current) + step) % len(panes)]
         if target is self.grid:
             self.grid.focus_chart(0)

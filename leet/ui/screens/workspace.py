@@ -126,7 +126,7 @@ def waiting_lines(root: str) -> tuple[str, ...]:
 
 def header_left(root: str, total: int, selected: int, room: int) -> list[tuple[str, str]]:
     """The header's left runs, in parts that give way whole; the folder keeps its tail when cut (``…`` inside)."""
-    counts = [(f" · {total} runs", "muted"), (f" · {selected} selected", "muted")] if total else [(" · waiting for runs", "warn")]
+    counts = [(f" · {total} run{'' if total == 1 else 's'}", "muted"), (f" · {selected} selected", "muted")] if total else [(" · waiting for runs", "warn")]
     path = clean(root)
     path = fit_middle(path, max(min(len(path), 24), room - 1 - len(counts[0][0])))
     return [(f" {path}", "heading"), *counts]
