@@ -10,7 +10,7 @@ Pure Python, no Textual.
 
 from __future__ import annotations
 
-from widgets.braille import EMPTY, Run, _clip, merge_runs
+from widgets.braille import DotGrid
 
 DOT_COLUMNS = 2
 DOT_ROWS = 3
@@ -45,33 +45,12 @@ def glyph(bits: int) -> str:
     return GLYPHS[bits & 0x3F]
 
 
-class AsciiCanvas:
-    """A grid of ASCII cells drawn in dot coordinates (y = 0 at the top).
+class AsciiCanvas(DotGrid):
+    """A grid of ASCII cells: 2×3 dots each, drawn in dot coordinates (y = 0 at the top)."""
 
-    Every drawing call names an ``owner``; a cell keeps the owner of the last
-    call that set a dot in it. Dots outside the canvas are ignored.
-    """
-
-    __slots__ = ("width", "height", "dot_width", "dot_height", "_dots", "_owners")
-
-    def __init__(self, width_cells: int, height_cells: int) -> None:
-        if width_cells < 0 or height_cells < 0:
-            raise ValueError(f"canvas size must not be negative, got {width_cells}x{height_cells}")
-        self.width = width_cells
-        self.height = height_cells
-        self.dot_width = width_cells * DOT_COLUMNS
-        self.dot_height = height_cells * DOT_ROWS
-        self._dots = bytearray(width_cells * height_cells)
-        self._owners = [EMPTY] * (width_cells * height_cells)
-
-    def clear(self) -> None:
-        self._dots = bytearray(self.width * self.height)
-        self._owners = [EMPTY] * (self.width * self.height)
-
-    def cell(self, column: int, row: int) -> tuple[int, int]:
-        """(dot pattern, owner) of one cell."""
-        index = row * self.width + column
-        return self._dots[index], self._owners[index]
+    __slots__ = ()
+    DOT_ROWS = DOT_ROWS
+    GLYPHS = GLYPHS
 
     def set(self, x: int, y: int, owner: int) -> None:
         if 0 <= x < self.dot_width and 0 <= y < self.dot_height:
@@ -88,43 +67,3 @@ class AsciiCanvas:
             y0, y1 = y1, y0
         for y in range(max(y0, 0), min(y1, self.dot_height - 1) + 1):
             self.set(x, y, owner)
-
-    def line(self, x0: int, y0: int, x1: int, y1: int, owner: int) -> None:
-        """An integer Bresenham line, clipped to the canvas first."""
-        right, bottom = self.dot_width - 1, self.dot_height - 1
-        if not (0 <= x0 <= right and 0 <= x1 <= right and 0 <= y0 <= bottom and 0 <= y1 <= bottom):
-            clipped = _clip(x0, y0, x1, y1, right, bottom)
-            if clipped is None:
-                return
-            x0, y0, x1, y1 = clipped
-        dx = abs(x1 - x0)
-        dy = -abs(y1 - y0)
-        sx = 1 if x0 < x1 else -1
-        sy = 1 if y0 < y1 else -1
-        err = dx + dy
-        while True:
-            self.set(x0, y0, owner)
-            if x0 == x1 and y0 == y1:
-                return
-            doubled = 2 * err
-            if doubled >= dy:
-                err += dy
-                x0 += sx
-            if doubled <= dx:
-                err += dx
-                y0 += sy
-
-    def rows(self) -> list[list[Run]]:
-        """Top to bottom; each row is runs of (text, owner) covering exactly ``width`` cells."""
-        width, dots, owners = self.width, self._dots, self._owners
-        if width == 0:
-            return [[] for _ in range(self.height)]
-        out: list[list[Run]] = []
-        for start in range(0, width * self.height, width):
-            text = "".join([GLYPHS[bits] for bits in dots[start : start + width]])
-            out.append(merge_runs(text, owners[start : start + width]))
-        return out
-
-    def text(self) -> list[str]:
-        """Rows as plain strings (handy for tests and debugging)."""
-        return ["".join(text for text, _ in row) for row in self.rows()]

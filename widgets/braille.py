@@ -64,23 +64,27 @@ def merge_runs(text: str, owners: Sequence[int]) -> list[Run]:
     return runs
 
 
-class BrailleCanvas:
-    """A grid of braille cells drawn in dot coordinates (y = 0 at the top).
+class DotGrid:
+    """Cells of ``DOT_COLUMNS`` × ``DOT_ROWS`` dots, drawn in dot coordinates (y = 0 at the top).
 
     Every drawing call names an ``owner`` (a series index); a cell keeps the
     owner of the last call that set a dot in it, so later series sit on top.
-    Dots outside the canvas are ignored.
+    Dots outside the canvas are ignored. A subclass says how a dot sets a bit
+    (``set``, ``vline``) and which character each cell's bits make (``GLYPHS``).
     """
 
     __slots__ = ("width", "height", "dot_width", "dot_height", "_dots", "_owners")
+    DOT_COLUMNS = 2
+    DOT_ROWS = 4
+    GLYPHS: tuple[str, ...] = _GLYPHS
 
     def __init__(self, width_cells: int, height_cells: int) -> None:
         if width_cells < 0 or height_cells < 0:
             raise ValueError(f"canvas size must not be negative, got {width_cells}×{height_cells}")
         self.width = width_cells
         self.height = height_cells
-        self.dot_width = width_cells * 2
-        self.dot_height = height_cells * 4
+        self.dot_width = width_cells * self.DOT_COLUMNS
+        self.dot_height = height_cells * self.DOT_ROWS
         self._dots = bytearray(width_cells * height_cells)
         # Invariant: an owner is EMPTY exactly where the cell has no dot.
         self._owners = [EMPTY] * (width_cells * height_cells)
@@ -93,6 +97,60 @@ class BrailleCanvas:
         """(bit pattern, owner) of one cell."""
         index = row * self.width + column
         return self._dots[index], self._owners[index]
+
+    def set(self, x: int, y: int, owner: int) -> None:
+        raise NotImplementedError
+
+    def vline(self, x: int, y0: int, y1: int, owner: int) -> None:
+        raise NotImplementedError
+
+    def line(self, x0: int, y0: int, x1: int, y1: int, owner: int) -> None:
+        """An integer Bresenham line, clipped to the canvas first."""
+        clipped = self._clipped(x0, y0, x1, y1)
+        if clipped is None:
+            return
+        x0, y0, x1, y1 = clipped
+        dx, dy = abs(x1 - x0), -abs(y1 - y0)
+        sx, sy = (1 if x0 < x1 else -1), (1 if y0 < y1 else -1)
+        err = dx + dy
+        while True:
+            self.set(x0, y0, owner)
+            if x0 == x1 and y0 == y1:
+                return
+            doubled = 2 * err
+            if doubled >= dy:
+                err += dy
+                x0 += sx
+            if doubled <= dx:
+                err += dx
+                y0 += sy
+
+    def _clipped(self, x0: int, y0: int, x1: int, y1: int) -> tuple[int, int, int, int] | None:
+        right, bottom = self.dot_width - 1, self.dot_height - 1
+        if 0 <= x0 <= right and 0 <= x1 <= right and 0 <= y0 <= bottom and 0 <= y1 <= bottom:
+            return x0, y0, x1, y1
+        return _clip(x0, y0, x1, y1, right, bottom)
+
+    def rows(self) -> list[list[Run]]:
+        """Top to bottom; each row is runs of (text, owner) covering exactly ``width`` cells."""
+        width, dots, owners, glyphs = self.width, self._dots, self._owners, self.GLYPHS
+        if width == 0:
+            return [[] for _ in range(self.height)]
+        out: list[list[Run]] = []
+        for start in range(0, width * self.height, width):
+            text = "".join([glyphs[bits] for bits in dots[start : start + width]])
+            out.append(merge_runs(text, owners[start : start + width]))
+        return out
+
+    def text(self) -> list[str]:
+        """Rows as plain strings (handy for tests and debugging)."""
+        return ["".join(text for text, _ in row) for row in self.rows()]
+
+
+class BrailleCanvas(DotGrid):
+    """A grid of braille cells: 2×4 dots each."""
+
+    __slots__ = ()
 
     def set(self, x: int, y: int, owner: int) -> None:
         if 0 <= x < self.dot_width and 0 <= y < self.dot_height:
@@ -124,13 +182,11 @@ class BrailleCanvas:
             index += width
 
     def line(self, x0: int, y0: int, x1: int, y1: int, owner: int) -> None:
-        """An integer Bresenham line, clipped to the canvas first."""
-        right, bottom = self.dot_width - 1, self.dot_height - 1
-        if not (0 <= x0 <= right and 0 <= x1 <= right and 0 <= y0 <= bottom and 0 <= y1 <= bottom):
-            clipped = _clip(x0, y0, x1, y1, right, bottom)
-            if clipped is None:
-                return
-            x0, y0, x1, y1 = clipped
+        """An integer Bresenham line, clipped to the canvas first (inlined: the hot path of every chart)."""
+        clipped = self._clipped(x0, y0, x1, y1)
+        if clipped is None:
+            return
+        x0, y0, x1, y1 = clipped
         dots, owners, width = self._dots, self._owners, self.width
         dx = abs(x1 - x0)
         dy = -abs(y1 - y0)
@@ -150,21 +206,6 @@ class BrailleCanvas:
             if doubled <= dx:
                 err += dx
                 y0 += sy
-
-    def rows(self) -> list[list[Run]]:
-        """Top to bottom; each row is runs of (text, owner) covering exactly ``width`` cells."""
-        width, dots, owners, glyphs = self.width, self._dots, self._owners, _GLYPHS
-        if width == 0:
-            return [[] for _ in range(self.height)]
-        out: list[list[Run]] = []
-        for start in range(0, width * self.height, width):
-            text = "".join([glyphs[bits] for bits in dots[start : start + width]])
-            out.append(merge_runs(text, owners[start : start + width]))
-        return out
-
-    def text(self) -> list[str]:
-        """Rows as plain strings (handy for tests and debugging)."""
-        return ["".join(text for text, _ in row) for row in self.rows()]
 
 
 def _clip(
