@@ -46,3 +46,34 @@ def test_a_file_rewritten_then_deleted_under_the_view_is_said(leet_terminal, tmp
     assert "step 29" in screen.splitlines()[0], "what was read stays on screen"
     terminal.press("q")
     assert terminal.wait_exit(5.0) == 0
+
+
+def test_every_notification_built_from_data_is_shown_as_plain_text():
+    """A run name or command line like ``[bold]x`` must not be read as Textual markup."""
+    import ast
+    from pathlib import Path
+
+    loose = []
+    for path in Path(__file__).resolve().parent.parent.joinpath("leet").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "notify"):
+                continue
+            message = node.args[0] if node.args else None
+            if isinstance(message, ast.Constant) or message is None:
+                continue
+            if isinstance(message, ast.IfExp) and all(isinstance(b, ast.Constant) for b in (message.body, message.orelse)):
+                continue
+            plain = any(k.arg == "markup" and isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords)
+            if not plain and not _only_own_values(message):
+                loose.append(f"{path.name}:{node.lineno}")
+    assert not loose, loose
+
+
+def _only_own_values(message) -> bool:
+    """An f-string whose values are numbers or our own words (an interval, a grid size), not outside text."""
+    import ast
+
+    if not isinstance(message, ast.JoinedStr):
+        return False
+    names = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(message) if isinstance(n, (ast.Name, ast.Attribute))}
+    return names <= {"self", "_interval", "grid", "rows", "cols", "step", "shown", "tables", "said", "row", "pid"}

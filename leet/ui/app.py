@@ -144,7 +144,7 @@ class LeetApp(App[None]):
         try:
             self.theme = self.config.theme
         except Exception:
-            self.notify(f"unknown theme {self.config.theme!r}; using textual-dark", severity="warning")
+            self.notify(f"unknown theme {self.config.theme!r}; using textual-dark", severity="warning", markup=False)
             self.theme = "textual-dark"
         self.push_screen(self._make_screen())
         self._started = True

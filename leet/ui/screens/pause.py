@@ -33,4 +33,4 @@ class PauseActions:
         self.paused = not self.paused
         self.update_view(force=True)  # the marker; on resume, all that came meanwhile
         said = "Paused: the display holds still, data is still collected (p resumes)" if self.paused else "Resumed"
-        cast(Screen, self).notify(said, timeout=2)  # mixed into a Screen
+        cast(Screen, self).notify(said, timeout=2, markup=False)  # mixed into a Screen

@@ -256,7 +256,7 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         """Why run ``key`` cannot be loaded, if its entry knows."""
         entry = next((e for e in self.source.entries() if e.key == key), None)
         if entry is not None and entry.error:
-            self.notify(clean(f"{entry.key}: {entry.error}"), severity="error", timeout=4)
+            self.notify(clean(f"{entry.key}: {entry.error}"), severity="error", timeout=4, markup=False)
 
     def on_run_list_opened(self, event: RunList.Opened) -> None:
         entry = next((e for e in self.source.entries() if e.key == event.key), None)
@@ -269,7 +269,7 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         try:
             run = open_run(list(entry.files) or [entry.file], self.source.store, key=view_key)  # every writer of a shared run
         except (RunFileError, OSError) as error:  # deleted since the last scan, or unreadable now
-            self.notify(clean(str(error)), severity="error", timeout=4)
+            self.notify(clean(str(error)), severity="error", timeout=4, markup=False)
             return
         app = leet_app(self.app)
         app.attach(run)
