@@ -55,3 +55,25 @@ class GpuProcess:
     in_tree: bool = False  # part of the watched process tree (--pid)
     mig: str = ""  # the MIG slice it runs on, if any
     container_pid: int | None = None  # its PID inside its own, nested PID namespace (a container), if any
+
+
+@dataclass(frozen=True)
+class AcceleratorInfo:
+    """One accelerator that is not an NVIDIA GPU (AMD GPU, TPU chip, NeuronCore, IPU, Apple GPU).
+
+    Travels as the extra ``"accelerators.<collector>"`` (a tuple of these).
+    The ``*_key`` fields name the W&B keys (without a node label) that the
+    sidebar reads for this device's line; an empty string means the source
+    has no such figure.
+    """
+
+    vendor: str  # "AMD", "Google", "AWS", "Apple", "Graphcore"
+    index: int
+    name: str  # the model as the source names it, e.g. "AMD Instinct MI300X", "TPU v6e"
+    utilization_key: str = ""  # percent busy
+    memory_key: str = ""  # percent of device memory in use
+    temp_key: str = ""  # °C
+    power_key: str = ""  # watts
+    memory_total: int | None = None  # bytes
+    power_limit_watts: float | None = None
+    reason: str = ""  # what it cannot report, or why it is lost
