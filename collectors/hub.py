@@ -6,6 +6,13 @@ change from any thread while it runs. Every call into a collector
 worker thread (``hub_worker``), so a collector that hangs or raises costs
 the others nothing: the hub waits for each one only up to its ``budget``,
 marks it HUNG or FAILING with a reason, and goes on.
+
+A sweep on the schedule waits for its collectors only a share of the
+interval (``SWEEP_WAIT_SHARE``): a collector slower than that, but still
+within its budget, is not hung; its answer joins the next sample. So a tool
+that hangs until its own timeout costs the others' samples no more than
+that share of one interval. ``Hub.sweep()``, for one-off callers such as
+``leet symon --once``, waits for every collector up to its budget.
 """
 
 from __future__ import annotations
@@ -37,6 +44,10 @@ MAX_WAIT = 60.0
 # of the shorter of interval and cadence) keeps scheduling jitter from
 # skipping a whole extra sweep.
 CADENCE_SLACK = 0.1
+
+# How long, as a share of the interval, a scheduled sweep (and the first
+# probe) waits for slow collectors before it hands out what it has.
+SWEEP_WAIT_SHARE = 0.5
 
 _PROBE = "probe"
 _SAMPLE = "sample"
@@ -108,7 +119,8 @@ class _Slot:
     probed: bool = False
     available: bool = False
     in_flight: int | None = None  # ticket of the call the worker is running
-    awaiting: int | None = None  # ticket the current sweep still waits for
+    awaiting: int | None = None  # ticket whose answer is still wanted (within its budget)
+    deadline: float = 0.0  # when the awaited call runs past its budget
     failures: int = 0
     retry_at: float = 0.0
     last_sampled: float | None = None
@@ -171,10 +183,10 @@ class Hub:
     def set_interval(self, seconds: float) -> None:
         """Change the sweep interval from any thread; it takes effect at once, not after the current wait.
 
-        Budgets and cadences stay each collector's own: a sweep still waits
-        for a slow collector up to its budget (the slots it overran are
-        skipped), and a collector with a longer cadence is sampled no more
-        often than that. Refused (``ValueError``) outside ``MIN_INTERVAL`` to
+        Budgets and cadences stay each collector's own: a collector slower
+        than the new interval is not hung before its budget runs out (its
+        answer joins a later sample), and a collector with a longer cadence
+        is sampled no more often than that. Refused (``ValueError``) outside ``MIN_INTERVAL`` to
         ``MAX_INTERVAL``.
         """
         self._interval = _checked_interval(seconds)
@@ -251,7 +263,7 @@ class Hub:
             if not self._probed:
                 self._probe_locked()
                 self._stop.wait(min(self._warmup, self._interval, MAX_WAIT))
-            sample = self._sweep_locked()
+            sample = self._sweep_locked(math.inf)
         self._publish(sample)
         return sample
 
@@ -260,7 +272,7 @@ class Hub:
     def _run(self) -> None:
         with self._lock:
             if not self._probed:
-                self._probe_locked()
+                self._probe_locked(self._interval * SWEEP_WAIT_SHARE)
         next_due = time.monotonic() + min(self._warmup, self._interval)
         anchor: float | None = None  # the slot of the last sweep
         while not self._stop.is_set():
@@ -285,7 +297,7 @@ class Hub:
     def _sweep_guarded(self) -> None:
         try:
             with self._lock:
-                sample = self._sweep_locked()
+                sample = self._sweep_locked(self._interval * SWEEP_WAIT_SHARE)
         except Exception:  # noqa: BLE001 - the hub thread must survive anything
             _log.exception("sweep failed")
             return
@@ -305,31 +317,28 @@ class Hub:
 
     # -- probing and sweeping (under self._lock) --------------------------
 
-    def _probe_locked(self) -> None:
+    def _probe_locked(self, wait_limit: float = math.inf) -> None:
+        """Probe every collector; a probe slower than ``wait_limit`` is taken in by a later sweep."""
         self._probed = True
-        waiting = [
-            slot
-            for slot in self._slots
-            if not slot.probed and slot.in_flight is None and self._dispatch(slot, _PROBE)
-        ]
-        self._await(waiting, time.monotonic())
+        for slot in self._slots:
+            if not slot.probed and slot.in_flight is None:
+                self._dispatch(slot, _PROBE)
+        self._await(time.monotonic() + wait_limit)
         self._status = tuple(slot.status() for slot in self._slots)
 
-    def _sweep_locked(self) -> Sample:
+    def _sweep_locked(self, wait_limit: float) -> Sample:
         self._absorb_waiting()
         timestamp = self._clock()
         now = time.monotonic()
-        waiting = []
         for slot in self._slots:
-            slot.fresh = None
             if self._due(slot, now) and self._dispatch(slot, _SAMPLE):
                 slot.last_sampled = now
-                waiting.append(slot)
-        self._await(waiting, now)
+        self._await(now + wait_limit)
         values: dict[str, float] = {}
         for slot in self._slots:
             if slot.fresh:
                 values.update(slot.fresh)
+                slot.fresh = None
         extras = merge_extras([slot.extras for slot in self._slots if slot.extras])
         self._status = tuple(slot.status() for slot in self._slots)
         return Sample(
@@ -357,20 +366,26 @@ class Hub:
         if not slot.worker.submit(slot, kind, self._tickets, call):
             return False
         slot.in_flight = slot.awaiting = self._tickets
+        slot.deadline = time.monotonic() + _budget(collector)
         return True
 
-    def _await(self, waiting: list[_Slot], started: float) -> None:
-        """Absorb results until every slot answered, ran past its budget, or stop."""
-        deadlines = {slot: started + _budget(slot.collector) for slot in waiting}
-        while deadlines:
+    def _await(self, until: float) -> None:
+        """Absorb results until no answer is awaited, ``until`` passes, or stop.
+
+        A call that runs past its budget meanwhile is given up on (HUNG);
+        one still within it stays awaited, for a later sweep to take in.
+        """
+        while True:
             now = time.monotonic()
-            for slot in [s for s, due in deadlines.items() if due <= now]:
-                del deadlines[slot]
-                self._give_up(slot)
-            if not deadlines:
+            awaited = [slot for slot in self._slots if slot.awaiting is not None]
+            for slot in awaited:
+                if slot.deadline <= now:
+                    self._give_up(slot)
+            deadlines = [slot.deadline for slot in awaited if slot.awaiting is not None]
+            if not deadlines or now >= until:
                 return
             try:
-                item = self._results.get(timeout=min(min(deadlines.values()) - now, MAX_WAIT))
+                item = self._results.get(timeout=min(min(deadlines) - now, until - now, MAX_WAIT))
             except queue.Empty:
                 continue
             if item is _WAKE:
@@ -378,18 +393,20 @@ class Hub:
                     return
                 continue
             self._absorb(item)
-            if item.slot in deadlines and item.slot.awaiting is None:
-                del deadlines[item.slot]
 
     def _absorb_waiting(self) -> None:
-        """Take in results that came after their sweep gave up on them."""
+        """Take in results that came after their sweep stopped waiting, and give up on calls past their budget."""
         while True:
             try:
                 item = self._results.get_nowait()
             except queue.Empty:
-                return
+                break
             if item is not _WAKE:
                 self._absorb(item)
+        now = time.monotonic()
+        for slot in self._slots:
+            if slot.awaiting is not None and slot.deadline <= now:
+                self._give_up(slot)
 
     def _give_up(self, slot: _Slot) -> None:
         slot.awaiting = None
@@ -409,7 +426,7 @@ class Hub:
             self._apply_probe(slot, result)
             return
         if result.ticket != slot.awaiting:
-            return  # a late answer: stale by now; the next sweep asks again
+            return  # past its budget, so stale by now; the next sweep asks again
         slot.awaiting = None
         if result.ok:
             slot.fresh, slot.extras = result.payload

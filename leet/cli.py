@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Any, Iterator, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Sequence
 
 from leet import __version__
 
@@ -87,7 +87,7 @@ def build_parser() -> _Parser:
     symon.add_argument("--pid", type=_pid, help="report process metrics (cpu, proc.*) for this process")
     symon.add_argument("--tree", action="store_true", default=None, help="with --pid: include all descendants, like x_stats_track_process_tree")
     symon.add_argument("--disk-path", dest="disk_paths", action="append", metavar="PATH", help="disk path to watch (repeatable; default /)")
-    symon.add_argument("--gpu-ids", metavar="IDS", help="only these NVIDIA GPUs, e.g. 0,2 (like x_stats_gpu_device_ids; default all)")
+    symon.add_argument("--gpu-ids", metavar="IDS", help="only these GPUs (NVIDIA, AMD), e.g. 0,2 (like x_stats_gpu_device_ids; default all)")
     symon.add_argument("--label", help="tag every metric with this node label (/l:LABEL), as shared-mode runs do")
     symon.add_argument("--no-mouse", dest="mouse", action="store_false", default=None, help="do not capture the mouse (cheaper over SSH)")
     symon.add_argument("--theme", help="Textual theme name (e.g. textual-dark, nord, gruvbox)")
@@ -95,8 +95,25 @@ def build_parser() -> _Parser:
     symon.add_argument("--grid", metavar="ROWSxCOLS", help="chart grid size, e.g. 3x3")
     symon.add_argument("--config", metavar="FILE", help="config file (default: $LEET_CONFIG or the user config dir)")
     symon.add_argument("--no-cgroup", dest="use_cgroup", action="store_false", help="ignore cgroup v2 limits in percentages")
+    symon.add_argument(
+        "--openmetrics", action="append", metavar="NAME=URL",
+        help="scrape this OpenMetrics/Prometheus page as openmetrics.NAME.* (repeatable; like x_stats_open_metrics_endpoints)",
+    )
+    symon.add_argument(
+        "--openmetrics-filter", action="append", metavar="REGEX",
+        help="keep only metrics whose ENDPOINT.METRIC this regex finds (repeatable; default: all gauges and counters)",
+    )
+    symon.add_argument(
+        "--openmetrics-header", action="append", metavar="'NAME: VALUE'",
+        help="HTTP header for every endpoint and --dcgm-exporter, e.g. 'Authorization: Bearer TOKEN' (repeatable)",
+    )
+    symon.add_argument(
+        "--dcgm-exporter", metavar="URL",
+        help="GPUs from DCGM-exporter series in Prometheus: http://HOST:9090/api/v1/query?query=DCGM_FI_DEV_GPU_TEMP (like x_stats_dcgm_exporter)",
+    )
     symon.add_argument("--once", action="store_true", help="take one sweep of every collector, print it and exit")
-    symon.add_argument("--json", action="store_true", help="with --once: print W&B keys and values as JSON")
+    symon.add_argument("--backends", action="store_true", help="probe every backend, sweep once, and say which are present, absent, failing or hung, and why")
+    symon.add_argument("--json", action="store_true", help="with --once or --backends: print JSON")
     inspect = commands.add_parser("inspect", prog="leet inspect", help="print the records of a W&B run file", description="Print the records of a W&B run file (.wandb) or run directory; works in pipes.")
     from leet.commands.inspect_run import add_arguments
 
@@ -117,6 +134,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
     grid = parse_grid(args.grid, "--grid") if args.grid else {}
     return {
+        **_exporter_overrides(args),
         "interval": args.interval,
         "pid": args.pid,
         "track_tree": args.tree,
@@ -131,6 +149,29 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _exporter_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The OpenMetrics and DCGM flags as settings; a malformed one is a ConfigError naming the flag."""
+    endpoints, filters, headers = args.openmetrics, args.openmetrics_filter, args.openmetrics_header
+    if not (endpoints or filters or headers):
+        return {"dcgm_exporter": args.dcgm_exporter}
+    from collectors.openmetrics import parse_endpoint_arg, parse_header_arg
+    from leet.config import ConfigError
+
+    def parsed(texts: list[str] | None, parse: Callable[[str], tuple[str, str]], flag: str) -> tuple[tuple[str, str], ...] | None:
+        try:
+            return tuple(parse(text) for text in texts) if texts else None
+        except ValueError as error:
+            message = str(error)  # some messages name the flag already, others only the value
+            raise ConfigError(message if message.startswith(flag) else f"{flag}: {message}") from None
+
+    return {
+        "open_metrics_endpoints": parsed(endpoints, parse_endpoint_arg, "--openmetrics"),
+        "open_metrics_filters": tuple(filters) if filters else None,
+        "open_metrics_http_headers": parsed(headers, parse_header_arg, "--openmetrics-header"),
+        "dcgm_exporter": args.dcgm_exporter,
+    }
+
+
 def _load_config(args: argparse.Namespace):
     from pathlib import Path
 
@@ -139,17 +180,23 @@ def _load_config(args: argparse.Namespace):
     return resolve_ascii(load(_overrides(args), path=Path(args.config) if args.config else None, must_exist=bool(args.config)))
 
 
-def _make_hub(config, use_cgroup: bool):
-    from collectors.accelerators import accelerator_collectors
+def _make_hub(config, use_cgroup: bool, warmup: float = 0.2):
+    """Every collector: the host's, every accelerator backend, and the exporters the settings name.
+
+    The default ``warmup`` is a short first span: rates and percentages need
+    two readings, and the first one should be on screen with the first frame.
+    """
+    from collectors.accelerators import accelerator_collectors, exporter_collectors
     from collectors.host import host_collectors
     from collectors.hub import Hub
 
     collectors = host_collectors(pid=config.pid, disk_paths=config.disk_paths, track_tree=config.track_tree, use_cgroup=use_cgroup)
     # GPU use is attributed to the watched process and everything it started (W&B mirrors the same set).
     collectors += accelerator_collectors(gpu_ids=config.gpu_ids, pid=config.pid, track_tree=True)
-    # A short first span: rates and percentages need two readings, and the
-    # first one should be on screen with the first frame.
-    return Hub(collectors, interval=config.interval, label=config.label, warmup=0.2)
+    collectors += exporter_collectors(
+        config.open_metrics_endpoints, config.open_metrics_filters, config.open_metrics_http_headers, config.dcgm_exporter
+    )
+    return Hub(collectors, interval=config.interval, label=config.label, warmup=warmup)
 
 
 def run_symon(args: argparse.Namespace) -> int:
@@ -160,8 +207,11 @@ def run_symon(args: argparse.Namespace) -> int:
     except ConfigError as error:
         say(error)
         return 2
-    if args.json and not args.once:
-        say("--json goes with --once")
+    if args.json and not (args.once or args.backends):
+        say("--json goes with --once or --backends")
+        return 2
+    if args.once and args.backends:
+        say("--once and --backends are two different reports: give one")
         return 2
     if args.tree and config.pid is None:
         say("--tree goes with --pid: it adds the descendants of the process --pid watches")
@@ -170,6 +220,11 @@ def run_symon(args: argparse.Namespace) -> int:
         where = "--pid" if args.pid is not None else f"pid in {config.source}"
         say(f"{where} {config.pid}: no such process")
         return 2
+    if args.backends:
+        from leet.commands.backends import print_backends
+
+        # Which backends answer is the question, not their rates: no warmup.
+        return print_backends(_make_hub(config, args.use_cgroup, warmup=0.0), json_output=args.json)
     hub = _make_hub(config, args.use_cgroup)
     if args.once:
         from leet.commands.once import print_once

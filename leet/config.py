@@ -11,10 +11,23 @@ The file is TOML at ``$LEET_CONFIG`` or ``<user config dir>/leet/config.toml``:
     crash_after = "10m"     # a run silent this long with no exit record is presumed crashed
     ascii = true            # draw in ASCII only (default: when the locale's character set is not UTF-8)
     color = false           # no colour (also NO_COLOR set to anything, or TERM=dumb)
+    dcgm_exporter = "http://prometheus:9090/api/v1/query?query=DCGM_FI_DEV_GPU_TEMP"
+    open_metrics_filters = ["node_load1"]   # or {"metric regex" = {label = "value regex"}}
 
     [grid]
     rows = 3
     cols = 3
+
+    [open_metrics_endpoints]          # name = URL: one collector each
+    node = "http://localhost:9100/metrics"
+
+    [open_metrics_http_headers]       # sent to every endpoint and to dcgm_exporter
+    Authorization = "Bearer TOKEN"
+
+The last four are W&B's ``x_stats_open_metrics_endpoints``, ``_filters``,
+``_http_headers`` and ``x_stats_dcgm_exporter``. Their flags add to the file's
+mappings (``--openmetrics NAME=URL``, ``--openmetrics-header 'K: V'``: a name
+the file also has takes the flag's value) and replace its filters and DCGM URL.
 
 Everything is validated into a frozen ``Config`` before anything uses it:
 numbers are finite and in range, themes are known, the file is a readable
@@ -38,10 +51,13 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from leet.runfile.files import NotRegularFile, read_regular
 from widgets.text import escaped
+
+if TYPE_CHECKING:  # collectors.openmetrics loads only where a setting names an endpoint or a filter
+    from collectors.openmetrics import MetricFilter
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -65,7 +81,11 @@ FLAGS = {
     "interval": "--interval", "theme": "--theme", "grid_rows": "--grid", "grid_cols": "--grid",
     "disk_paths": "--disk-path", "gpu_ids": "--gpu-ids", "pid": "--pid", "track_tree": "--tree",
     "label": "--label", "mouse": "--no-mouse", "crash_after": "--crash-after", "ascii": "--ascii",
+    "open_metrics_endpoints": "--openmetrics", "open_metrics_filters": "--openmetrics-filter",
+    "open_metrics_http_headers": "--openmetrics-header", "dcgm_exporter": "--dcgm-exporter",
 }
+# Flags whose values join the file's mapping, name by name, instead of replacing it.
+MERGED = frozenset({"open_metrics_endpoints", "open_metrics_http_headers"})
 # Where the C library reads the character set from, the first one set winning.
 LOCALE_VARIABLES = ("LC_ALL", "LC_CTYPE", "LANG")
 MAX_ENVIRON_BYTES = 1 << 20
@@ -96,6 +116,10 @@ class Config:
     crash_after: float = 600.0  # seconds; see leet.model.state
     ascii: bool | None = None  # None: as the locale says (resolve_ascii)
     color: bool = True
+    open_metrics_endpoints: tuple[tuple[str, str], ...] = ()  # (name, URL), in the order given
+    open_metrics_filters: MetricFilter | None = None  # None: capture everything
+    open_metrics_http_headers: tuple[tuple[str, str], ...] = ()
+    dcgm_exporter: str | None = None
     source: str = field(default="defaults", compare=False)
 
 
@@ -196,6 +220,82 @@ def _check_label(value: Any, where: str) -> str | None:
     return value or None
 
 
+def _setting(where: str, name: str) -> str:
+    """How a message names the setting: a flag names itself; in a file or the environment, the key follows."""
+    return where if where.startswith("--") else f"{where}: {name}"
+
+
+def _pairs(value: Any, where: str, name: str, what: str) -> list[tuple[Any, Any]]:
+    """A TOML table, or the (name, value) pairs a flag gives, as pairs."""
+    if isinstance(value, Mapping):
+        return list(value.items())
+    if isinstance(value, (list, tuple)) and all(isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in value):
+        return [tuple(pair) for pair in value]
+    raise ConfigError(f"{where}: {name} must be a table of {what}, got {value!r}")
+
+
+def _check_endpoints(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """``{name: URL}``: names fit in keys, URLs are http(s) with a host."""
+    from collectors.openmetrics import checked_endpoint_name, checked_url
+
+    checked: dict[str, str] = {}
+    for name, url in _pairs(value, where, "open_metrics_endpoints", "endpoint names and URLs"):
+        try:
+            name = checked_endpoint_name(name)
+            url = checked_url(url, f"endpoint {name!r}")
+        except ValueError as error:
+            raise ConfigError(f"{_setting(where, 'open_metrics_endpoints')}: {error}") from None
+        if name in checked:  # only flags can repeat one; keeping either would hide the other
+            raise ConfigError(f"{_setting(where, 'open_metrics_endpoints')}: endpoint {name!r} is given twice")
+        checked[name] = url
+    return tuple(checked.items())
+
+
+def _check_filters(value: Any, where: str) -> MetricFilter:
+    """W&B's two forms: a list of regexes, or ``{metric regex: {label: value regex}}``."""
+    from collectors.openmetrics import parse_filters
+
+    try:
+        return parse_filters(value, _setting(where, "open_metrics_filters"))
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
+def _check_headers(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    from collectors.openmetrics import checked_headers
+
+    pairs = _pairs(value, where, "open_metrics_http_headers", "header names and values")
+    try:
+        return tuple(checked_headers(pairs).items())
+    except ValueError as error:
+        raise ConfigError(f"{_setting(where, 'open_metrics_http_headers')}: {error}") from None
+
+
+def _check_dcgm_exporter(value: Any, where: str) -> str | None:
+    """A Prometheus query URL (checked as ``DcgmPrometheusCollector`` will read it); empty means none."""
+    from collectors.dcgm import parse_dcgm_url
+
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: dcgm_exporter must be a URL as text, got {value!r}")
+    if not value.strip():
+        return None
+    try:
+        parse_dcgm_url(value)
+    except ValueError as error:
+        # The parser names the flag; a file's key is named in its place.
+        text, flag = str(error), FLAGS["dcgm_exporter"]
+        named = _setting(where, "dcgm_exporter")
+        raise ConfigError(named + text[len(flag):] if text.startswith(flag) else f"{named}: {text}") from None
+    return value.strip()
+
+
+def _merged(old: tuple[tuple[str, str], ...], new: tuple[tuple[str, str], ...], fold: Callable[[str], str]) -> tuple[tuple[str, str], ...]:
+    """``old`` with ``new`` laid over it: a name in both (as ``fold`` compares names) takes the new value, in the old place."""
+    merged = {fold(name): (name, value) for name, value in old}
+    merged.update({fold(name): (name, value) for name, value in new})
+    return tuple(merged.values())
+
+
 def _switch(name: str) -> Callable[[Any, str], bool]:
     def check(value: Any, where: str) -> bool:
         if not isinstance(value, bool):
@@ -221,7 +321,13 @@ _CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "pid": _check_pid,
     "ascii": _switch("ascii"),
     "color": _switch("color"),
+    "open_metrics_endpoints": _check_endpoints,
+    "open_metrics_filters": _check_filters,
+    "open_metrics_http_headers": _check_headers,
+    "dcgm_exporter": _check_dcgm_exporter,
 }
+# How two names are the same: endpoint names are keys (exact), header names are not (HTTP).
+_FOLDS: dict[str, Callable[[str], str]] = {"open_metrics_endpoints": str, "open_metrics_http_headers": str.lower}
 
 
 def _from_mapping(base: Config, data: Mapping[str, Any], where: str) -> Config:
@@ -385,6 +491,10 @@ def load(
     config = replace(config, source=str(path))
     config = _from_environ(config, environ)
     for name, value in (overrides or {}).items():
-        if value is not None:
-            config = _from_mapping(config, {name: value}, FLAGS.get(name, name))
+        if value is None:
+            continue
+        where = FLAGS.get(name, name)
+        if name in MERGED:
+            value = _merged(getattr(config, name), _CHECKS[name](value, where), _FOLDS[name])
+        config = _from_mapping(config, {name: value}, where)
     return config

@@ -424,7 +424,7 @@ def test_set_interval_from_many_threads_leaves_one_valid_interval_and_sweeps_goi
     assert got.wait_count(count + 3), "the scheduler stopped after the changes"
 
 
-def test_a_shorter_interval_than_a_collectors_answer_keeps_its_budget(hubs):
+def test_a_collector_slower_than_the_interval_keeps_its_budget_and_holds_back_no_one(hubs):
     slow, fast = Slow(seconds=0.15, budget=2.0), Counter("fast", "f")
     hub = hubs([slow, fast], interval=1.0, warmup=0.0)
     got = Collected()
@@ -432,13 +432,12 @@ def test_a_shorter_interval_than_a_collectors_answer_keeps_its_budget(hubs):
     hub.start()
     assert got.wait_count(1)
     hub.set_interval(0.02)
-    assert got.wait_count(4)
+    assert got.wait_for(lambda samples: sum("w" in s.values for s in samples[1:]) >= 3)
     late = got.samples[1:]
-    # Each sweep waits for the slow collector (its budget is 2 s): never HUNG, its value in every sweep.
-    assert all("w" in sample.values and "f" in sample.values for sample in late)
+    # Samples keep the interval; the slow answers (its budget is 2 s) join later samples, never HUNG.
+    assert all("f" in sample.values for sample in late)
     assert health_of(hub, "slow").health is Health.OK
-    gaps = [b.timestamp - a.timestamp for a, b in zip(late, late[1:])]
-    assert all(gap >= 0.1 for gap in gaps), f"sweeps overlapped the slow answer: {gaps}"
+    assert len(late) > 3 * sum("w" in s.values for s in late), "sweeps waited for the slow collector"
 
 
 def test_a_collectors_cadence_holds_when_the_interval_shrinks(hubs):

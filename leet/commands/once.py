@@ -25,10 +25,19 @@ def as_json(sample: Sample) -> str:
 
 
 def notes(sample: Sample, *, absent: bool = True) -> list[str]:
-    """What went wrong in the sweep: collectors not OK (absent ones too if ``absent``), and the collectors' own notes (a missing disk path)."""
-    quiet = {Health.OK} if absent else {Health.OK, Health.ABSENT}
-    found = [f"{status.name}: {status.health.value}: {status.reason}" for status in sample.status if status.health not in quiet]
-    return found + list(extra_notes(sample.extras))
+    """What went wrong in the sweep: failing and hung collectors, the collectors' own notes (a missing
+    disk path), and with ``absent`` one line naming the backends this machine does not have."""
+    found = [
+        f"{status.name}: {status.health.value}: {status.reason}"
+        for status in sample.status
+        if status.health not in (Health.OK, Health.ABSENT)
+    ]
+    found += extra_notes(sample.extras)
+    missing = [status.name for status in sample.status if status.health is Health.ABSENT]
+    if absent and missing:
+        # Most backends are absent on any one machine: one line, and the reasons on request.
+        found.append(f"not on this machine: {', '.join(missing)} (leet symon --backends says why)")
+    return found
 
 
 def as_table(sample: Sample) -> str:
