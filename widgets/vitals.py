@@ -1,4 +1,4 @@
-"""The vitals sidebar: CPU model and size, meters, rate lines and GPUs.
+"""The vitals sidebar: CPU model and size, meters, rate lines, GPUs and other accelerators.
 
 The owner builds a ``VitalsModel`` (plain data) from the latest sample; this
 module only draws it, so it knows nothing about metric keys.
@@ -56,6 +56,27 @@ class GpuSection:
 
 
 @dataclass(frozen=True)
+class AcceleratorGroup:
+    """Accelerators of one vendor and model: a heading, then one line each.
+
+    Collapsed (when the sidebar is short of room), one meter for the whole
+    group and a strip of one cell per device take the place of the lines.
+    """
+
+    heading: str  # e.g. "4 × Google TPU v6e"
+    rows: tuple[GpuRow, ...] = ()
+    note: str = ""  # why none of them has figures, said once for all
+    tag: str = ""  # the short name rows are labelled with, e.g. "TPU"
+    summary: GpuRow | None = None  # the group's mean, when collapsed
+    strip: tuple[tuple[int, float | None], ...] = ()  # (device index, utilisation 0..1), when collapsed
+    collapsed: bool = False
+
+    @property
+    def can_collapse(self) -> bool:
+        return self.summary is not None and not self.collapsed
+
+
+@dataclass(frozen=True)
 class VitalsModel:
     title: str = ""
     subtitle: str = ""
@@ -63,6 +84,7 @@ class VitalsModel:
     lines: tuple[tuple[str, str], ...] = ()  # (label, text)
     notes: tuple[str, ...] = ()  # warnings such as a failing collector
     gpu: GpuSection = GpuSection()
+    accelerators: tuple[AcceleratorGroup, ...] = ()
 
 
 def meter_bar(fraction: float, width: int, ascii: bool = False) -> tuple[str, str]:
@@ -190,13 +212,66 @@ def gpu_line_count(section: GpuSection) -> int:
     return count
 
 
+# Devices per line of a collapsed group's strip: 32 NeuronCores in two lines, in the narrowest sidebar.
+STRIP_CELLS = 16
+STRIP_LEVELS = "▁▂▃▄▅▆▇█"
+ASCII_STRIP_LEVELS = "_.-=+*#@"
+
+
+def _strip_lines(group: AcceleratorGroup) -> list[tuple[tuple[int, float | None], ...]]:
+    cells = group.strip
+    return [cells[start:start + STRIP_CELLS] for start in range(0, len(cells), STRIP_CELLS)]
+
+
+def strip_row(tag: str, cells: tuple[tuple[int, float | None], ...], width: int, label_width: int, ascii: bool = False) -> Row:
+    """One cell per device, as tall and as hot as it is busy; labelled with the first device's index."""
+    levels = ASCII_STRIP_LEVELS if ascii else STRIP_LEVELS
+    row: Row = [_label(f"{tag}{cells[0][0]}", label_width), (" ", "empty")]
+    for _, fraction in cells[: max(0, width - label_width - 1)]:
+        if fraction is None:
+            row.append(("·", "muted"))
+        else:
+            level = min(len(levels) - 1, int(max(0.0, min(1.0, fraction)) * len(levels)))
+            row.append((levels[level], level_style(fraction)))
+    return row
+
+
+def accelerator_rows(group: AcceleratorGroup, width: int, label_width: int, ascii: bool = False) -> list[Row]:
+    rows: list[Row] = [[(fit(clean(group.heading), width), "heading")]]
+    if group.collapsed and group.summary is not None:
+        rows.append(gpu_main_row(group.summary, width, label_width, True, ascii))
+        rows += [strip_row(group.tag, cells, width, label_width, ascii) for cells in _strip_lines(group)]
+        return rows
+    rows += [gpu_main_row(row, width, label_width, True, ascii) for row in group.rows]
+    if group.note and not group.rows:
+        rows.append([_label(group.tag, label_width), (" ", "empty"), (fit(clean(group.note), width - label_width - 1), "muted")])
+    return rows
+
+
+def accelerator_line_count(group: AcceleratorGroup) -> int:
+    if group.collapsed and group.summary is not None:
+        return 2 + len(_strip_lines(group))
+    return 1 + len(group.rows) + (bool(group.note) and not group.rows)
+
+
 def vitals_line_count(model: VitalsModel) -> int:
     """How many lines ``model`` draws at any width."""
-    return bool(model.title) + bool(model.subtitle) + len(model.meters) + len(model.lines) + gpu_line_count(model.gpu) + len(model.notes)
+    accelerators = sum(accelerator_line_count(group) for group in model.accelerators)
+    return (
+        bool(model.title) + bool(model.subtitle) + len(model.meters) + len(model.lines)
+        + gpu_line_count(model.gpu) + accelerators + len(model.notes)
+    )
+
+
+def _accelerator_labels(group: AcceleratorGroup) -> list[str]:
+    if group.collapsed and group.summary is not None:
+        return [group.summary.label] + [f"{group.tag}{cells[0][0]}" for cells in _strip_lines(group)]
+    return [row.label for row in group.rows] + ([group.tag] if group.note and not group.rows else [])
 
 
 def _label_width(model: VitalsModel) -> int:
     labels = [m.label for m in model.meters] + [label for label, _ in model.lines] + [gpu.label for gpu in model.gpu.rows]
+    labels += [label for group in model.accelerators for label in _accelerator_labels(group)]
     return min(8, max([len(label) for label in labels] + [3]))
 
 
@@ -213,6 +288,8 @@ def vitals_rows(model: VitalsModel, width: int, height: int, ascii: bool = False
     for label, text in model.lines:
         rows.append([(fit(clean(label), label_width).ljust(label_width), "heading"), (" ", "empty"), (fit(text, width - label_width - 1), "value")])
     rows += gpu_rows(model.gpu, width, label_width, ascii)
+    for group in model.accelerators:
+        rows += accelerator_rows(group, width, label_width, ascii)
     for note in model.notes:
         rows.append([(fit("⚠ " + clean(note), width), "warn")])
     rows = rows[:height]

@@ -13,9 +13,9 @@ endpoints, so control characters are replaced and nothing here is markup.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Collection, Iterable, Mapping, TypeVar
+from typing import Collection, Iterable, Mapping, Sequence, TypeVar
 
 from leet.model.keys import LABEL_SEPARATOR, join_label, natural_key, split_label
 from leet.model.metric_rules import _meaning
@@ -128,8 +128,12 @@ _SYMON_CHARTS = (
     "disk.io_rate", "disk.usage_percent", "disk.usage", "disk.io_total",
     "gpu.gpu", "gpu.memoryAllocated", "gpu.memoryAllocatedBytes", "gpu.memory", "gpu.temp",
     "gpu.powerWatts", "gpu.powerPercent", "gpu.smClock", "gpu.memoryClock",
+    "gpu.memoryReadWriteActivity", "gpu.graphicsClock", "gpu.freq", "gpu.energy", "gpu.fanSpeed",
     "tpu.tensorcoreUtilization", "tpu.dutyCycle", "tpu.hbm_used_percent", "tpu.hbm_used",
-    "trn.neuroncore_utilization", "trn.neuroncore_memory", "trn.device_memory", "trn.host_memory",
+    "tpu.runtimeHbmUtilization", "tpu.utilization",
+    "trn.neuroncore_utilization", "trn.device_memory", "trn.neuroncore_memory", "trn.host_memory",
+    "ipu.ipu utilisation", "ipu.ipu utilisation (session)", "ipu.average die temp", "ipu.average board temp",
+    "ipu.ipu power", "ipu.clock", "ane.power",
     "proc.cpu", "proc.memory.rss", "proc.memory.percent", "proc.cpu.threads",
 )
 _CHART_RANK = {chart: rank for rank, chart in enumerate(_SYMON_CHARTS)}
@@ -138,8 +142,9 @@ _CHART_RANK = {chart: rank for rank, chart in enumerate(_SYMON_CHARTS)}
 # whatever their family, so accelerators are never pushed behind host totals.
 _SYMON_FIRST = (
     "cpu.core", "memory.percent",
-    "gpu.gpu", "tpu.tensorcoreUtilization", "trn.neuroncore_utilization",
-    "gpu.memoryAllocated", "tpu.hbm_used_percent", "gpu.temp", "gpu.powerWatts",
+    "gpu.gpu", "tpu.tensorcoreUtilization", "trn.neuroncore_utilization", "ipu.ipu utilisation",
+    "gpu.memoryAllocated", "tpu.hbm_used_percent", "trn.device_memory",
+    "gpu.temp", "ipu.average die temp", "gpu.powerWatts", "ipu.ipu power",
     "network.rx_rate", "network.tx_rate", "disk.io_rate",
 )
 _FIRST_RANK = {chart: rank for rank, chart in enumerate(_SYMON_FIRST)}
@@ -157,8 +162,20 @@ def _chart_order(spec: ChartSpec, order: str) -> tuple:
         _FIRST_RANK.get(spec.chart, len(_FIRST_RANK)),
         _FAMILY_RANK.get(spec.family, len(FAMILIES)),
         _CHART_RANK.get(spec.chart, len(_CHART_RANK)),
+        _endpoint_order(spec),
         *by_title,
     )
+
+
+_OPENMETRICS = "openmetrics."
+
+
+def _endpoint_order(spec: ChartSpec) -> tuple:
+    """OpenMetrics charts together by endpoint, ahead of keys no rule knows; a no-op elsewhere."""
+    if not spec.chart.startswith(_OPENMETRICS):
+        return (1,)
+    endpoint = spec.series[0].key.split(".", 2)[1]
+    return (0, natural_key(endpoint))
 
 
 def group(keys: Iterable[str], order: str = "symon") -> list[ChartSpec]:
@@ -167,7 +184,8 @@ def group(keys: Iterable[str], order: str = "symon") -> list[ChartSpec]:
     ``order="symon"``: the charts a person checks first (cores, memory,
     accelerator utilisation, memory, temperature and power, network and disk
     rates), then by family (CPU, Memory and swap, Network, Disk, GPU,
-    Accelerators, Process, Other), well-known charts first, then by title.
+    Accelerators, Process, Other), well-known charts first, then by title;
+    OpenMetrics charts (in Other) grouped by endpoint.
     ``order="title"``: alphabetically by title.
     """
     if order not in ORDERS:
@@ -194,6 +212,18 @@ def group(keys: Iterable[str], order: str = "symon") -> list[ChartSpec]:
         )
     specs.sort(key=lambda spec: _chart_order(spec, order))
     return specs
+
+
+def name_gpu_vendors(specs: Sequence[ChartSpec], vendors: Sequence[str]) -> list[ChartSpec]:
+    """GPU charts titled with their vendors ("NVIDIA + AMD GPU Temp") when GPUs of more than one write them.
+
+    W&B gives every vendor's GPUs the same ``gpu.{i}.*`` keys, so a chart
+    cannot tell whose GPU 0 it draws; the title at least says both are there.
+    """
+    if len(vendors) < 2:
+        return list(specs)
+    who = " + ".join(vendors)
+    return [replace(spec, title=f"{who} {spec.title}") if spec.family == "GPU" else spec for spec in specs]
 
 
 # --- capping -------------------------------------------------------------
@@ -271,4 +301,5 @@ __all__ = [
     "MetricInfo",
     "describe",
     "group",
+    "name_gpu_vendors",
 ]

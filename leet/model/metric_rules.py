@@ -263,6 +263,9 @@ _HOST_RULES: tuple[_Rule, ...] = (
     _R(r"cpu\.ecpu_freq", "CPU", "cpu.cluster_freq", "CPU E/P Core Freq", MHZ, "E-cores"),
     _R(r"cpu\.pcpu_freq", "CPU", "cpu.cluster_freq", "CPU E/P Core Freq", MHZ, "P-cores"),
     _R(r"system\.powerWatts", "CPU", "system.power", "System Power", WATTS),
+    # Read back from a run file, Apple's system.powerWatts loses "system." with
+    # the prefix old writers put on every key (runfile.convert); nothing else is named so.
+    _R(r"powerWatts", "CPU", "system.power", "System Power", WATTS),
     # Memory (swap ranks with memory)
     _R(r"memory_percent|memory", "Memory", "memory.percent", "System Memory", PERCENT),
     _R(r"memory\.used_percent", "Memory", "memory.used_percent", "RAM Used", PERCENT),

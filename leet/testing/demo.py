@@ -81,6 +81,72 @@ def make_demo(
     return demo
 
 
+# -- the monitor on accelerator boxes -----------------------------------------------
+
+# Why each backend a box lacks is absent, as the real collectors word it.
+ABSENT_BACKENDS = {
+    "nvidia": "no NVIDIA driver: libnvidia-ml.so.1 not found",
+    "amd": "no AMD GPU driver: the amdgpu kernel module is not loaded",
+    "tpu": "no Google TPU on the PCI bus",
+    "trainium": "neuron-monitor is not installed (not on PATH, not at /opt/aws/neuron/bin/neuron-monitor)",
+    "ipu": "gcipuinfo is not installed (it comes with Graphcore's Poplar SDK)",
+    "apple": "not macOS on Apple silicon",
+}
+# box → (the backends it has, made by a function of the clock); the rest are absent.
+ACCELERATOR_BOXES = ("mi300x", "tpu-v6e-4", "trn1.32xlarge", "nvidia-openmetrics")
+
+
+def accelerator_collectors(box: str, clock: FakeClock, cores: int = 8) -> list[Collector]:
+    """The fake host and the backends of one of ``ACCELERATOR_BOXES``, absent ones included, in the hub's order."""
+    from collectors.fake import FakeGPUCollector, FakeHostCollector, MissingCollector
+    from collectors.fake_accel import (
+        FakeAMDCollector,
+        FakeOpenMetricsCollector,
+        FakeTPUCollector,
+        FakeTrainiumCollector,
+        RefusedEndpointCollector,
+    )
+
+    present: dict[str, Collector]
+    extra: list[Collector] = []
+    if box == "mi300x":
+        present = {"amd": FakeAMDCollector(clock)}
+    elif box == "tpu-v6e-4":
+        present = {"tpu": FakeTPUCollector(clock)}
+    elif box == "trn1.32xlarge":
+        present = {"trainium": FakeTrainiumCollector(clock)}
+    elif box == "nvidia-openmetrics":
+        gpus = FakeGPUCollector(clock, count=4, uuids=True, processes=True)
+        gpus.name = "nvidia"  # the backend it stands in for, as the backends list names it
+        present = {"nvidia": gpus}
+        extra = [FakeOpenMetricsCollector(clock, "node"), RefusedEndpointCollector("vllm")]
+    else:
+        raise ValueError(f"unknown accelerator box {box!r}; expected one of {', '.join(ACCELERATOR_BOXES)}")
+    backends = [present.get(name) or MissingCollector(name, reason) for name, reason in ABSENT_BACKENDS.items()]
+    return [FakeHostCollector(clock, cores=cores), *backends, *extra]
+
+
+def make_accelerator_demo(
+    box: str,
+    *,
+    samples: int = 120,
+    interval: float = 2.0,
+    grid: tuple[int, int] = (3, 3),
+    theme: str = DEMO_THEME,
+    start: float = DEFAULT_START,
+) -> Demo:
+    """Like ``make_demo``, on one of ``ACCELERATOR_BOXES``."""
+    clock = FakeClock(start - (samples - 1) * interval if samples else start)
+    collectors = accelerator_collectors(box, clock)
+    source = LiveSource(Store())
+    config = Config(interval=interval, theme=theme, grid_rows=grid[0], grid_cols=grid[1])
+    app = LeetApp(source, config, clock=clock, live=False)
+    demo = Demo(app, source, clock, collectors, interval)
+    if samples:
+        demo.feed(samples)
+    return demo
+
+
 # -- the run view on a made-up run ---------------------------------------------
 
 DEMO_RUN_ID = "k3v9x2q7"

@@ -46,6 +46,7 @@ SYMON_KEYS: tuple[Key, ...] = (
     Key("p", "toggle_pause", "p", "Pause / resume the display (sampling goes on)", "General", hint="pause"),
     Key("plus,equals_sign", "change_interval(1)", "+", "Sample less often (longer interval)", "General"),
     Key("minus", "change_interval(-1)", "-", "Sample more often (shorter interval)", "General"),
+    Key("b", "backends", "b", "Backends: present, absent, failing or hung; why; sweep cost", "General"),
     Key("tab", "cycle_focus(1)", "tab", "Focus processes ↔ charts", "Focus", hint="focus"),
     Key("shift+tab", "cycle_focus(-1)", "shift+tab", "Focus backwards", "Focus"),
     Key("escape", "unfocus", "esc", "Leave the focused pane", "Focus"),

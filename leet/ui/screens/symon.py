@@ -15,7 +15,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
-from leet.model.catalog import ChartSpec, group
+from leet.model.catalog import ChartSpec, group, name_gpu_vendors
+from leet.model.keys import join_label
 from leet.model.time_window import tail_window
 from leet.sources.live import LiveSource
 from leet.ui.bindings import SYMON_KEYS, footer_hints, screen_keys
@@ -24,8 +25,9 @@ from leet.ui.screens.pause import PauseActions
 from leet.ui.screens.process_dialogs import Sender, SignalPicker, SortPicker, Target, send_signal
 from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
 from leet.ui.views.footer import status_line
-from leet.ui.views.gpu import fit_gpu_section, gpu_section, lost_gpu_notes
+from leet.ui.views.gpu import device_sections, fit_accelerators, fit_gpu_section, gpu_vendors, lost_gpu_notes
 from leet.ui.views.health import (
+    ACCELERATOR_BACKENDS,
     GPU_BACKENDS,
     absent_gpu_reasons,
     extra_notes,
@@ -95,6 +97,7 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         self._specs: list[ChartSpec] = []
         self._spec_by_id: dict[str, ChartSpec] = {}
         self._series_count = -1
+        self._gpu_vendors: list[str] = []
         self._modes: dict[str, str] = {}
         self.chart_filter = ""
         self._drawn_version = -1
@@ -167,10 +170,12 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
 
     def _refresh_specs(self) -> None:
         series = self.source.store.series(self.source.run)
-        if len(series) != self._series_count:
+        vendors = gpu_vendors(self.source.extras)
+        if len(series) != self._series_count or vendors != self._gpu_vendors:
             self._series_count = len(series)
+            self._gpu_vendors = vendors
             keys = [s.key if s.label is None else f"{s.key}/l:{s.label}" for s in series]
-            self._specs = group(keys, order="symon")
+            self._specs = name_gpu_vendors(group(keys, order="symon"), vendors)
             self._spec_by_id = {spec.chart: spec for spec in self._specs}
         shown = filter_specs(self._specs, self.chart_filter)
         self.grid.set_charts([spec.chart for spec in shown])
@@ -194,18 +199,18 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
                 mode = self._modes.get(chart_id) or default_mode(spec)
                 widget.set_view(chart_view(spec, snapshots, self.source.run, x_range, mode))
 
-    def _latest(self) -> dict[str, float]:
-        return {key.key: value for key, value in self.source.store.latest_values(self.source.run).items()}
-
     def _draw_sidebar(self) -> None:
         extras = self.source.extras
         notes = self._notes(extras)
-        latest = self._latest()
-        gpu = gpu_section(latest, extras.get("gpus"), absent_gpu_reasons(self.source.status))
-        model = vitals_model(latest, extras.get("host"), self._disk_paths, notes, gpu, extras.get("disk_space"))
+        stored = self.source.store.latest_values(self.source.run)
+        latest = {key.key: value for key, value in stored.items()}
+        labelled = {join_label(key.key, key.label): value for key, value in stored.items()}
+        gpu, accelerators = device_sections(latest, labelled, extras, absent_gpu_reasons(self.source.status))
+        model = vitals_model(latest, extras.get("host"), self._disk_paths, notes, gpu, extras.get("disk_space"), accelerators)
         tables = self._shown_tables(extras)
         sidebar_height = self.size.height - 2  # less the header and status lines
         model = fit_gpu_section(model, sidebar_height, TABLE_ROOM[tables])
+        model = fit_accelerators(model, sidebar_height, TABLE_ROOM[tables])
         self.query_one(Vitals).set_model(model)
         self._show_tables(tables, sidebar_height - vitals_line_count(model) - 1)
         if tables != "host":
@@ -216,7 +221,8 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
             self.processes.set_processes(rows)
 
     def _has_gpus(self, extras) -> bool:
-        return bool(extras.get("gpus"))
+        # A backend that cannot put processes on its GPUs (AMD's) gets no table saying there are none.
+        return bool(extras.get("gpus")) and "gpu_processes" in extras
 
     def _shown_tables(self, extras) -> str:
         """``self.tables`` where there are GPUs; host processes alone where there are none."""
@@ -239,10 +245,11 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
                 self.set_focus(None)
 
     def _notes(self, extras) -> list[str]:
-        # No GPU driver is how most machines are, not trouble; the sidebar says it calmly.
+        # No GPU driver (or TPU, NeuronCore …) is how most machines are, not trouble;
+        # the sidebar says it calmly and the backends list (b) says why.
         # GPU notes belong to the GPU process table, next to the rows they explain.
-        statuses = health_notes(self.source.status, calm_when_absent=GPU_BACKENDS)
-        return statuses + extra_notes(extras, skip=GPU_BACKENDS)
+        statuses = health_notes(self.source.status, calm_when_absent=ACCELERATOR_BACKENDS)
+        return statuses + extra_notes(extras, skip=GPU_BACKENDS if self._has_gpus(extras) else ())
 
     def _draw_bars(self) -> None:
         extras = self.source.extras
@@ -309,6 +316,11 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
 
     def action_quit(self) -> None:
         self.app.exit()
+
+    def action_backends(self) -> None:
+        from leet.ui.screens.backends import BackendsScreen
+
+        self.app.push_screen(BackendsScreen(lambda: self.source.status))
 
     def _visible_tables(self) -> list[ProcessTable]:
         """The sidebar's process tables on screen, top to bottom."""
@@ -433,7 +445,8 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
 
     def action_cycle_tables(self) -> None:
         if not self._has_gpus(self.source.extras):
-            self.notify("No GPUs here: the sidebar lists host processes", timeout=2)
+            what = "These GPUs' processes are not known" if self.source.extras.get("gpus") else "No GPUs here"
+            self.notify(f"{what}: the sidebar lists host processes", timeout=2, markup=False)
             return
         self.tables = TABLES[(TABLES.index(self.tables) + 1) % len(TABLES)]
         if not self._sidebar_visible:

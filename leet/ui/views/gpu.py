@@ -1,9 +1,14 @@
-"""The GPU part of the vitals sidebar, from the latest values and the collectors' GPU records.
+"""The GPU and accelerator parts of the vitals sidebar, from the latest values and the collectors' records.
 
 Pure: ``gpu.{i}.*`` values and ``GpuInfo`` records in, plain text and
 fractions out (``widgets.vitals.GpuSection``), so the widget never sees a
 metric key. GPUs that only appear as keys (a backend without records) still
 get a row, with what the keys tell.
+
+Other accelerators (TPUs, NeuronCores, IPUs, Apple's GPU, AMD GPUs beside
+NVIDIA ones, DCGM's GPUs on other nodes) come as ``AcceleratorInfo`` records
+in ``accelerators.<collector>`` extras, each naming the keys its line reads;
+they are drawn as ``AcceleratorGroup`` lines, one group per vendor and model.
 """
 
 from __future__ import annotations
@@ -13,8 +18,17 @@ import re
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
+from leet.model.keys import LABEL_SEPARATOR, split_label
 from widgets.units import format_used_total, format_value
-from widgets.vitals import GpuRow, GpuSection, GpuSlice, VitalsModel, vitals_line_count
+from widgets.vitals import (
+    AcceleratorGroup,
+    GpuRow,
+    GpuSection,
+    GpuSlice,
+    VitalsModel,
+    accelerator_line_count,
+    vitals_line_count,
+)
 
 HOT_CELSIUS = 85.0  # where datacentre GPUs start to slow themselves down
 MIG_MESSAGE = "MIG · no utilisation from NVML"
@@ -164,3 +178,234 @@ def fit_gpu_section(model: VitalsModel, height: int, keep: int) -> VitalsModel:
     if height - vitals_line_count(model) >= keep:
         return model
     return replace(model, gpu=replace(model.gpu, compact=True))
+
+
+# -- other accelerators ------------------------------------------------------
+
+ACCELERATORS_PREFIX = "accelerators."
+# How a device's line is labelled, by vendor: "TPU0", "NC12" (a NeuronCore), "AMD3".
+VENDOR_TAGS = {"AMD": "AMD", "NVIDIA": "GPU", "Google": "TPU", "AWS": "NC", "Graphcore": "IPU", "Apple": "GPU"}
+NO_FIGURES = "no figures yet"
+MAX_GROUP_ROWS = 16  # devices a group lists one per line (a box of 16 Trainium2 or IPUs); more become a strip
+_GPU_INDEX = re.compile(r"gpu\.(\d+)\.")
+
+
+def accelerator_infos(extras: Mapping[str, Any]) -> list[Any]:
+    """Every ``AcceleratorInfo`` of every ``accelerators.*`` extra, collectors in the order they came."""
+    return [info for key, infos in extras.items() if key.startswith(ACCELERATORS_PREFIX) for info in infos or ()]
+
+
+class Readings:
+    """The latest values by key, found with or without a node label after them.
+
+    A record names its keys without the label that ``--label`` (or a shared
+    run) puts after every key; DCGM's records name their node's label, and
+    ``--label`` may come after that. Under a bare key, the first labelled
+    value stands in.
+    """
+
+    def __init__(self, latest: Mapping[str, float]) -> None:
+        self._values: dict[str, float] = {}
+        for raw, value in latest.items():
+            self._values[raw] = value
+            cut = raw.find(LABEL_SEPARATOR)
+            while cut >= 0:
+                self._values.setdefault(raw[:cut], value)
+                cut = raw.find(LABEL_SEPARATOR, cut + len(LABEL_SEPARATOR))
+
+    def get(self, key: str) -> float | None:
+        return _finite(self._values.get(key)) if key else None
+
+
+def vendor_tag(info: Any) -> str:
+    vendor = str(info.vendor or "")
+    return VENDOR_TAGS.get(vendor, vendor[:3] or "ACC")
+
+
+def _memory_detail(percent: float | None, total: float | None) -> str | None:
+    if percent is None:
+        return None
+    if total:
+        return format_used_total(total * percent / 100.0, total, "B")
+    return f"mem {format_value(percent, '%')}"
+
+
+def accelerator_details(readings: Readings, info: Any) -> tuple[tuple[str, str], ...]:
+    """Memory, temperature, power: what the record's keys give, in that order."""
+    details: list[tuple[str, str]] = []
+    memory = _memory_detail(readings.get(info.memory_key), info.memory_total)
+    if memory is not None:
+        details.append((memory, "value"))
+    temperature = temperature_text(readings.get(info.temp_key))
+    if temperature is not None:
+        details.append(temperature)
+    power = power_text(readings.get(info.power_key), info.power_limit_watts)
+    if power is not None:
+        details.append((power, "value"))
+    return tuple(details)
+
+
+def accelerator_row(readings: Readings, info: Any) -> GpuRow:
+    label = f"{vendor_tag(info)}{info.index}"
+    details = accelerator_details(readings, info)
+    utilization = readings.get(info.utilization_key)
+    if utilization is None and not details:
+        # Nothing to draw: the reason is the line, dim, as it is no fault.
+        return GpuRow(label, info.reason or NO_FIGURES, meter=False, reading_style="muted")
+    if utilization is None:
+        return GpuRow(label, "N/A", None, details=details, reading_style="muted")
+    return GpuRow(label, format_value(utilization, "%"), max(0.0, min(1.0, utilization / 100.0)), details=details)
+
+
+def _has_figures(row: GpuRow) -> bool:
+    return row.meter or bool(row.details)
+
+
+def group_heading(vendor: str, name: str, count: int) -> str:
+    """ "4 × Google TPU v6e": the vendor named unless the model's name says it."""
+    name = name or "accelerator"
+    if vendor and vendor.casefold() not in name.casefold():
+        name = f"{vendor} {name}"
+    return name if count == 1 else f"{count} × {name}"
+
+
+def _idle_rows(rows: list[GpuRow], tag: str) -> list[GpuRow]:
+    """Lines without figures that give the same reason, said once: "31 more: not in use …"."""
+    by_reason: dict[str, list[GpuRow]] = {}
+    for row in rows:
+        by_reason.setdefault(row.reading, []).append(row)
+    merged = []
+    for reason, same in by_reason.items():
+        if len(same) == 1:
+            merged.append(same[0])
+        else:
+            merged.append(GpuRow(tag, f"{len(same)} more: {reason}", meter=False, reading_style="muted"))
+    return merged
+
+
+def _summary(rows: list[GpuRow], tag: str) -> GpuRow | None:
+    """The group's mean utilisation and its spread, for a collapsed group."""
+    busy = [row.fraction for row in rows if row.meter and row.fraction is not None]
+    if len(busy) < 2:
+        return None
+    mean = sum(busy) / len(busy)
+    low, high = format_value(min(busy) * 100, "%"), format_value(max(busy) * 100, "%")
+    details = [(f"avg of {len(busy)}", "muted"), (f"{low}–{high}", "value")]
+    idle = sum(not _has_figures(row) for row in rows)
+    if idle:
+        details.append((f"{idle} idle", "muted"))
+    return GpuRow(tag, format_value(mean * 100, "%"), mean, details=tuple(details))
+
+
+def accelerator_group(readings: Readings, infos: Sequence[Any]) -> AcceleratorGroup:
+    """One group's lines: figures where there are any, reasons (dim) where there are none."""
+    first = infos[0]
+    tag = vendor_tag(first)
+    heading = group_heading(str(first.vendor or ""), str(first.name or ""), len(infos))
+    rows = [accelerator_row(readings, info) for info in sorted(infos, key=lambda info: info.index)]
+    busy = [row for row in rows if _has_figures(row)]
+    idle = [row for row in rows if not _has_figures(row)]
+    if not busy and len({row.reading for row in idle}) == 1:
+        return AcceleratorGroup(heading, note=idle[0].reading, tag=tag)
+    strip = tuple((info.index, row.fraction if row.meter else None) for info, row in zip(sorted(infos, key=lambda i: i.index), rows))
+    return AcceleratorGroup(heading, tuple(busy + _idle_rows(idle, tag)), tag=tag, summary=_summary(rows, tag), strip=strip)
+
+
+def accelerator_groups(latest: Mapping[str, float], infos: Sequence[Any]) -> tuple[AcceleratorGroup, ...]:
+    """A group per vendor and model, in the order the records came; ``latest`` keyed as stored (labels kept)."""
+    readings = Readings(latest)
+    by_kind: dict[tuple[str, str], list[Any]] = {}
+    for info in infos:
+        by_kind.setdefault((str(info.vendor or ""), str(info.name or "")), []).append(info)
+    return tuple(accelerator_group(readings, group) for group in by_kind.values())
+
+
+def in_gpu_section(info: Any, gpus: Sequence[Any]) -> bool:
+    """Whether a record is a GPU the GPU section already shows (an AMD GPU without NVIDIA ones, DCGM's on one node)."""
+    name = str(info.name or "")
+    return any(gpu.index == info.index and (name == gpu.name or (gpu.name and name.startswith(f"{gpu.name} on "))) for gpu in gpus)
+
+
+def claimed_gpu_indices(infos: Sequence[Any]) -> set[int]:
+    """``gpu.{i}`` indices whose keys accelerator lines read (Apple's GPU, DCGM's on several nodes)."""
+    claimed = set()
+    for info in infos:
+        for key in (info.utilization_key, info.memory_key, info.temp_key, info.power_key):
+            match = _GPU_INDEX.match(split_label(key or "")[0])
+            if match:
+                claimed.add(int(match.group(1)))
+    return claimed
+
+
+def gpu_vendors(extras: Mapping[str, Any]) -> list[str]:
+    """Which vendors' GPUs write ``gpu.{i}.*`` keys here, in order: GPU records not an AMD collector's count as NVIDIA's."""
+    gpus = tuple(extras.get("gpus") or ())
+    vendors: list[str] = []
+    amd = tuple(extras.get("accelerators.amd") or ())
+    if any(not any(in_gpu_section(info, (gpu,)) for info in amd) for gpu in gpus) or extras.get("accelerators.dcgm"):
+        vendors.append("NVIDIA")
+    if amd:
+        vendors.append("AMD")
+    if extras.get("accelerators.apple"):
+        vendors.append("Apple")
+    return vendors
+
+
+def device_sections(
+    latest: Mapping[str, float],
+    raw_latest: Mapping[str, float],
+    extras: Mapping[str, Any],
+    absent_reasons: Iterable[str] = (),
+) -> tuple[GpuSection, tuple[AcceleratorGroup, ...]]:
+    """The GPU section and the accelerator groups, each device shown once.
+
+    GPUs with records stay in the GPU section (NVIDIA's, or AMD's where there
+    is no NVIDIA GPU); every other accelerator gets a line of its own, and a
+    GPU only known by keys that an accelerator line reads is left to that line.
+    ``latest`` is keyed without node labels, ``raw_latest`` as stored.
+    """
+    gpus = tuple(extras.get("gpus") or ())
+    others = [info for info in accelerator_infos(extras) if not in_gpu_section(info, gpus)]
+    claimed = claimed_gpu_indices(others) - {gpu.index for gpu in gpus}
+    gpu_latest = {key: value for key, value in latest.items() if not _claimed(key, claimed)}
+    # With accelerators to show, no GPU driver is how the machine is meant to be.
+    reasons = () if others else absent_reasons
+    section = gpu_section(gpu_latest, gpus, reasons)
+    return _name_vendor(section, extras, gpus), accelerator_groups(raw_latest, others)
+
+
+def _name_vendor(section: GpuSection, extras: Mapping[str, Any], gpus: Sequence[Any]) -> GpuSection:
+    """The GPU heading names its vendor when another vendor's GPUs are listed too ("NVIDIA · 8 × Tesla V100")."""
+    if not section.heading or len(gpu_vendors(extras)) < 2:
+        return section
+    amd = extras.get("accelerators.amd") or ()
+    vendor = "AMD" if any(in_gpu_section(info, gpus) for info in amd) else "NVIDIA"
+    if vendor.casefold() in section.heading.casefold():
+        return section
+    return replace(section, heading=f"{vendor} · {section.heading}")
+
+
+def _claimed(key: str, claimed: set[int]) -> bool:
+    match = _GPU_KEY.match(key) if claimed else None
+    return match is not None and int(match.group(1)) in claimed
+
+
+def _saving(group: AcceleratorGroup) -> int:
+    return accelerator_line_count(group) - accelerator_line_count(replace(group, collapsed=True))
+
+
+def fit_accelerators(model: VitalsModel, height: int, keep: int) -> VitalsModel:
+    """``model`` with its biggest accelerator groups collapsed, one by one, until ``keep`` of ``height`` lines are left.
+
+    A group of more than ``MAX_GROUP_ROWS`` devices is collapsed whatever the
+    room: past that, a strip compares them better than a column of meters.
+    """
+    groups = [replace(group, collapsed=True) if group.can_collapse and len(group.rows) > MAX_GROUP_ROWS else group for group in model.accelerators]
+    while height - vitals_line_count(replace(model, accelerators=tuple(groups))) < keep:
+        savings = {n: _saving(group) for n, group in enumerate(groups) if group.can_collapse}
+        savings = {n: saved for n, saved in savings.items() if saved > 0}
+        if not savings:
+            break
+        biggest = max(savings, key=lambda n: savings[n])
+        groups[biggest] = replace(groups[biggest], collapsed=True)
+    return replace(model, accelerators=tuple(groups)) if groups != list(model.accelerators) else model

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-# Collectors whose absence is the normal state of most machines: a CPU-only
-# box has no GPU driver, and saying so in a warning on every start is noise.
+# Collectors of GPUs: their notes go to the GPU process table, and when
+# none finds a GPU the GPU section says why, calmly.
 # ``fake-gpu`` stands in for ``nvidia`` in demos and tests.
 GPU_BACKENDS = frozenset({"nvidia", "amd", "fake-gpu"})
+# Collectors whose absence is the normal state of most machines: a laptop has
+# no TPU, NeuronCore or IPU, and saying so in a warning on every start is
+# noise. The backends list (``b``) still says why each one is absent.
+# (DCGM's notes stay warnings: its GPUs on several nodes have no process table.)
+ACCELERATOR_BACKENDS = GPU_BACKENDS | {"dcgm", "tpu", "trainium", "ipu", "apple"}
 
 
 def _health(status: Any) -> str:
@@ -54,3 +59,9 @@ def health_notes(statuses: Iterable[Any], quiet: Iterable[str] = (), calm_when_a
 def absent_gpu_reasons(statuses: Iterable[Any]) -> list[str]:
     """Why each GPU backend found nothing, e.g. "no NVIDIA driver: libnvidia-ml.so.1 not found"."""
     return [status.reason or "not found" for status in statuses if status.name in GPU_BACKENDS and _health(status) == "absent"]
+
+
+def health_word(status: Any) -> str:
+    """How the backends list names a collector's state: present, absent, failing or hung."""
+    health = _health(status)
+    return "present" if health == "ok" else health

@@ -11,7 +11,7 @@ import time
 from typing import Any, Iterable, Mapping, Sequence
 
 from widgets.units import format_used_total, format_value
-from widgets.vitals import GpuSection, Meter, VitalsModel
+from widgets.vitals import AcceleratorGroup, GpuSection, Meter, VitalsModel
 
 
 def _mean(values: Iterable[float]) -> float | None:
@@ -130,8 +130,9 @@ def vitals_model(
     notes: Sequence[str] = (),
     gpu: GpuSection | None = None,
     disks: Mapping[str, Any] | None = None,
+    accelerators: Sequence[AcceleratorGroup] = (),
 ) -> VitalsModel:
-    """Host meters and rates; ``gpu`` (see ``leet.ui.views.gpu``) adds the GPU section.
+    """Host meters and rates; ``gpu`` and ``accelerators`` (see ``leet.ui.views.gpu``) add the device sections.
 
     ``disks`` maps a disk path to its ``df`` figures (``size``, ``used``,
     ``use_percent``), as the disk collector's ``disk_space`` extra gives them.
@@ -145,6 +146,7 @@ def vitals_model(
         lines=tuple(_rate_lines(latest)),
         notes=tuple(notes),
         gpu=gpu or GpuSection(),
+        accelerators=tuple(accelerators),
     )
 
 
