@@ -8,6 +8,9 @@ moved" is most of the bandwidth.
 
 from __future__ import annotations
 
+import re
+
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
@@ -21,6 +24,18 @@ from widgets.palette import chart_styles
 
 # A class on the App: every panel draws in ASCII only (a terminal whose locale is not UTF-8).
 ASCII_CLASS = "-ascii"
+
+# Text every terminal draws one cell per character: printable ASCII, Latin-1
+# letters and signs, arrows, box drawing, blocks, shapes and braille. Rows of
+# these (nearly every row a panel draws) are measured by their length, without
+# Rich's per-string cache, which a chart's ever-new braille rows only churn.
+_ONE_CELL_EACH = re.compile("[ -~\u00a0-\u00ff\u2190-\u21ff\u2500-\u25fc\u25ff\u2800-\u28ff\u2026]*")
+
+
+def cells(text: str) -> int:
+    """Terminal cells ``text`` takes."""
+    return len(text) if _ONE_CELL_EACH.fullmatch(text) else cell_len(text)
+
 
 # Keys every list-like pane answers the same way: actions cursor(±1), page(±1), jump(0 | -1).
 LIST_BINDINGS: list[BindingType] = [
@@ -199,9 +214,12 @@ class StyledLines(Widget):
             return Strip.blank(width, self.rich_style)
         styles = self.style_map()
         empty = styles["empty"]
-        segments = [Segment(text, styles.get(key, empty)) for text, key in self._rows[y] if text]
+        row = [(text, key) for text, key in self._rows[y] if text]
+        segments = [Segment(text, styles.get(key, empty)) for text, key in row]
         # Measured, never assumed: a strip is exactly the widget's width.
-        strip = Strip(segments).adjust_cell_length(width, empty)
+        strip = Strip(segments, sum(cells(text) for text, _ in row))
+        if strip.cell_length != width:
+            strip = strip.adjust_cell_length(width, empty)
         self._strips[y] = strip
         return strip
 
