@@ -185,3 +185,24 @@ async def test_a_partial_update_starts_at_the_first_changed_cell():
         text = update.render_segments(demo.app.console)
     moves = re.findall(r"\x1b\[(\d+);(\d+)H", text)
     assert moves == [("6", "71")], "one move, to the changed cells, not to the left edge of the widget"
+
+
+def test_a_changed_span_is_written_exactly_as_textual_would_crop_and_render_it():
+    import random
+
+    from rich.console import Console
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.strip import Strip
+
+    from leet.ui.output import _render_part
+
+    console = Console(color_system="truecolor", force_terminal=True)
+    styles = [None, Style(color="red"), Style(bgcolor="#102030", bold=True)]
+    chars = "ab ⣿⠁─│日é"  # one-cell, braille, box drawing, a wide and an accented character
+    pick = random.Random(7)
+    for _ in range(3000):
+        segments = [Segment("".join(pick.choice(chars) for _ in range(pick.randint(1, 6))), pick.choice(styles)) for _ in range(pick.randint(0, 6))]
+        strip = Strip(segments)
+        start, stop = pick.randint(0, strip.cell_length + 1), pick.randint(0, strip.cell_length + 2)
+        assert _render_part(strip, start, stop, console) == strip.crop(start, stop).render(console), (segments, start, stop)

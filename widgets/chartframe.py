@@ -544,24 +544,47 @@ def row_cells(row: Row) -> tuple[str, tuple[str, ...]]:
     return "".join(chars), tuple(styles)
 
 
+def _common_prefix(a: Sequence, b: Sequence, n: int) -> int:
+    """Length of the longest common prefix of the first ``n`` items, by halving: slices compare in C."""
+    low, high = 0, n
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: Sequence, b: Sequence, n: int, floor: int) -> int:
+    """Index of the first item of the longest common suffix starting at or after ``floor``."""
+    low, high = floor, n
+    while low < high:
+        middle = (low + high) // 2
+        if a[middle:high] == b[middle:high]:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _span(old: tuple[str, tuple[str, ...]], new: tuple[str, tuple[str, ...]]) -> tuple[int, int] | None:
+    (old_text, old_styles), (new_text, new_styles) = old, new
+    n = len(new_text)
+    if len(old_text) != n:
+        return 0, max(len(old_text), n) - 1
+    first = min(_common_prefix(old_text, new_text, n), _common_prefix(old_styles, new_styles, n))
+    if first == n:
+        return None
+    last = max(_common_suffix(old_text, new_text, n, first), _common_suffix(old_styles, new_styles, n, first)) - 1
+    return first, max(first, last)
+
+
 def changed_span(old: Row, new: Row) -> tuple[int, int] | None:
     """First and last changed column (inclusive), or None when identical."""
     if old == new:
         return None
-    old_text, old_styles = row_cells(old)
-    new_text, new_styles = row_cells(new)
-    if len(old_text) != len(new_text):
-        return 0, max(len(old_text), len(new_text)) - 1
-    n = len(new_text)
-    first = 0
-    while first < n and old_text[first] == new_text[first] and old_styles[first] == new_styles[first]:
-        first += 1
-    if first == n:
-        return None
-    last = n - 1
-    while last > first and old_text[last] == new_text[last] and old_styles[last] == new_styles[last]:
-        last -= 1
-    return first, last
+    return _span(row_cells(old), row_cells(new))
 
 
 # Unchanged cells between two changes that are cheaper to skip (a cursor move and
@@ -571,11 +594,13 @@ SKIP_GAP = 8
 
 def changed_spans(old: Row, new: Row, gap: int = SKIP_GAP) -> list[tuple[int, int]]:
     """Changed columns as ``(first, last)`` runs (inclusive), split where ``gap`` or more cells in between did not change."""
-    whole = changed_span(old, new)
+    if old == new:
+        return []
+    old_cells, new_cells = row_cells(old), row_cells(new)
+    whole = _span(old_cells, new_cells)
     if whole is None:
         return []
-    old_text, old_styles = row_cells(old)
-    new_text, new_styles = row_cells(new)
+    (old_text, old_styles), (new_text, new_styles) = old_cells, new_cells
     if len(old_text) != len(new_text):
         return [whole]
     runs: list[tuple[int, int]] = []

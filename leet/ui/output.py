@@ -9,7 +9,10 @@ the end of the changed cells. Two fixes, both invisible on screen:
   changed from the style in effect (often nothing: the reset and the
   identical style cancel), and blanks skip colour changes that cannot show.
 * ``install_span_crop`` makes a partial update start at the first changed
-  cell instead of the widget's left edge.
+  cell instead of the widget's left edge, and cuts up only the lines of the
+  widgets that hold changed cells (Textual cuts every line of every widget
+  inside the box around all changes: with a chart changed at each corner,
+  the whole screen).
 
 Each frame ends with the terminal's style reset, as Textual's own output does,
 so whatever is written next starts from the state it expects.
@@ -19,6 +22,8 @@ from __future__ import annotations
 
 import re
 from typing import NamedTuple
+
+from rich.segment import Segment
 
 # A style change, an absolute cursor move, or a line break just before a cursor move.
 _TOKEN = re.compile(r"\x1b\[([0-9;]*)m|\x1b\[(\d+);(\d+)H|\r?\n(?=\x1b\[\d+;\d+H)")
@@ -180,6 +185,39 @@ def _compact(frame: str) -> str:
     return "".join(out)
 
 
+def _render_part(strip, start: int, stop: int, console) -> str:
+    """Cells ``start`` to ``stop`` of ``strip`` as terminal sequences, as ``strip.crop(start, stop).render(console)`` gives.
+
+    A frame crops a strip for every changed span; going straight to text
+    skips the new Strip (and its caches) each crop would build.
+    """
+    from rich.color import ColorSystem
+    from textual.strip import Strip
+
+    from widgets.lines import cells
+
+    if stop <= start:
+        return ""
+    color_system = console._color_system or ColorSystem.TRUECOLOR
+    render = Strip.render_style
+    out: list[str] = []
+    pos = 0
+    for text, style, control in strip._segments:
+        if control:  # zero-width control codes: leave such a strip to Textual
+            return strip.crop(start, stop).render(console)
+        width = cells(text)
+        end = pos + width
+        if end > start and text:
+            if pos >= stop:
+                break
+            if pos < start or end > stop:
+                first, last = max(start - pos, 0), min(stop, end) - pos
+                text = text[first:last] if width == len(text) else "".join(part.text for part in Strip([Segment(text)], width).crop(first, last))
+            out.append(text if style is None else render(style, text, color_system=color_system))
+        pos = end
+    return "".join(out)
+
+
 def install_span_crop() -> bool:
     """Partial updates start at the first changed cell (Textual 8.2's ``ChopsUpdate``).
 
@@ -207,14 +245,60 @@ def install_span_crop() -> bool:
                 if strip is None or x >= x2 or end <= x1:
                     continue
                 start, stop = max(x, x1), min(end, x2)
-                if start != x or stop != end:
-                    strip = strip.crop(start - x, stop - x)
                 append(move_to(start, y).segment.text)
-                append(strip.render(console))
+                if start != x or stop != end:
+                    append(_render_part(strip, start - x, stop - x, console))
+                else:
+                    append(strip.render(console))
             if y != last_y:
                 append("\n")
         return "".join(sequences)
 
     ChopsUpdate.render_segments = render_segments  # type: ignore[method-assign]
     ChopsUpdate._leet_span_crop = True  # type: ignore[attr-defined]
+    _install_changed_lines_only()
     return True
+
+
+def _install_changed_lines_only() -> None:
+    """A partial update renders and cuts only widget lines that hold changed cells."""
+    from textual._compositor import ChopsUpdate, Compositor
+    from textual.geometry import Region
+    from textual.strip import Strip
+
+    if not all(hasattr(Compositor, name) for name in ("render_partial_update", "_regions_to_spans", "cuts", "visible_widgets")):
+        return
+
+    def render_partial_update(self) -> ChopsUpdate | None:
+        update_regions = self._dirty_regions.copy()
+        self._dirty_regions.clear()
+        if not update_regions:
+            return None
+        screen = self.size.region
+        spans = [span for span in self._regions_to_spans(update_regions) if 0 <= span[0] < screen.height]
+        changed: dict[int, list[tuple[int, int]]] = {}
+        for y, x1, x2 in spans:
+            changed.setdefault(y, []).append((x1, x2))
+        cuts = self.cuts
+        chops: list[dict[int, Strip | None]] = [dict.fromkeys(line[:-1]) for line in cuts]
+        # Front to back: where widgets overlap, the first to fill a cut wins.
+        for widget, (region, clip) in self.visible_widgets.items():
+            left, top, width, height = region.intersection(clip)
+            right = left + width
+            rows = [
+                y for y in range(top, top + height)
+                if any(x1 < right and x2 > left for x1, x2 in changed.get(y, ()))
+            ]
+            if not rows:
+                continue
+            first = rows[0]
+            strips = widget.render_lines(Region(left - region.x, first - region.y, width, rows[-1] - first + 1))
+            for y in rows:
+                line_cuts = [cut for cut in cuts[y] if left <= cut <= right]
+                line = chops[y]
+                for cut, piece in zip(line_cuts, strips[y - first].divide([cut - left for cut in line_cuts[1:]])):
+                    if line.get(cut) is None:
+                        line[cut] = piece
+        return ChopsUpdate(chops, spans, [line[1:] for line in cuts])
+
+    Compositor.render_partial_update = render_partial_update  # type: ignore[method-assign]
