@@ -12,6 +12,7 @@ room to spare. COMMAND takes what is left and never vanishes.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -81,6 +82,7 @@ def cpu_text(percent: float) -> str:
     return f"{percent:.1f}" if percent < 99.95 else f"{min(percent, 99999):.0f}"
 
 
+@functools.lru_cache(maxsize=1024)  # most processes keep their size from one refresh to the next
 def memory_text(size: float) -> str:
     """Bytes in at most four cells, as htop writes them: ``512K``, ``4.8M``, ``38G``."""
     if not math.isfinite(size) or size < 0:
