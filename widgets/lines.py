@@ -26,10 +26,10 @@ from widgets.palette import chart_styles
 ASCII_CLASS = "-ascii"
 
 # Text every terminal draws one cell per character: printable ASCII, Latin-1
-# letters and signs, arrows, box drawing, blocks, shapes and braille. Rows of
+# letters and signs, punctuation (dashes, bullets, ellipsis), arrows, box drawing, blocks, shapes and braille. Rows of
 # these (nearly every row a panel draws) are measured by their length, without
 # Rich's per-string cache, which a chart's ever-new braille rows only churn.
-_ONE_CELL_EACH = re.compile("[ -~\u00a0-\u00ff\u2190-\u21ff\u2500-\u25fc\u25ff\u2800-\u28ff\u2026]*")
+_ONE_CELL_EACH = re.compile("[ -~\u00a0-\u00ff\u2010-\u2027\u2030-\u205e\u2190-\u21ff\u2500-\u25fc\u25ff\u2800-\u28ff\u2026]*")
 
 
 def cells(text: str) -> int:

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from leet.config import Config
 from leet.sources.base import Source
 from leet.sources.live import LiveSource
+from leet.ui.output import keep_geometry_cache_small
 from leet.ui.terminal import TEXTUAL_COLOR_FILTERS, terminal_filters
 from widgets.lines import ASCII_CLASS
 
@@ -161,6 +162,7 @@ class LeetApp(App[None]):
         # A modal (help) on top: the screen below catches up when it closes.
         if isinstance(self.screen, ShowsData):
             self.screen.update_view()
+        keep_geometry_cache_small()
 
     def on_unmount(self) -> None:
         for source, run in reversed(self._attached.items()):

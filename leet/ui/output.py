@@ -302,3 +302,19 @@ def _install_changed_lines_only() -> None:
         return ChopsUpdate(chops, spans, [line[1:] for line in cuts])
 
     Compositor.render_partial_update = render_partial_update  # type: ignore[method-assign]
+
+
+# Textual keeps up to 4096 region intersections. Every changed span a frame
+# repaints is a new pair, so a monitor left running fills that cache slowly,
+# over many minutes, and its memory creeps up for as long; holding it to a
+# quarter fills it in the first minute or two, and memory stays flat after.
+GEOMETRY_CACHE_ENTRIES = 1024
+
+
+def keep_geometry_cache_small() -> None:
+    from textual.geometry import Region
+
+    intersection = Region.intersection
+    info = getattr(intersection, "cache_info", None)
+    if info is not None and info().currsize > GEOMETRY_CACHE_ENTRIES:
+        intersection.cache_clear()
