@@ -17,8 +17,16 @@ what W&B's AMD collector lacks are the NVIDIA collector's.
 
 Every child runs with a timeout and is killed when it outruns it; a failed,
 silent or garbled run raises, so the hub shows the collector as failing and
-retries. Processes are not listed: ``rocm-smi -a`` counts a process's GPUs
-without naming them, so a process cannot be put on a GPU.
+retries.
+
+GPU processes (the ``gpu_processes`` extra) come from the library's
+``amdsmi_get_gpu_process_list`` each sweep, or from ``amd-smi process --json``
+at most every ``PROCESS_REFRESH`` seconds; a failing listing costs only the
+listing (a note), never the metrics. Both give per process its PID, name,
+memory in bytes and the GFX engine's busy time in ns, a running total, so the
+busy % is the growth of that total between two listings. ``rocm-smi -a``
+counts a process's GPUs without naming them, so from it no process is listed.
+User and command come from ``/proc``.
 """
 
 from __future__ import annotations
@@ -37,13 +45,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
+from collectors import pidns
 from collectors.base import Collector, Probe
-from collectors.gpu import AcceleratorInfo, GpuInfo
+from collectors.gpu import AcceleratorInfo, GpuInfo, GpuProcess
+from collectors.processes import command_line
+from collectors.procfs import UserNames, read_bytes
 
 TOOL_TIMEOUT = 5.0
 STATIC_REFRESH = 30.0
 CLI_CADENCE = 2.0  # each CLI run is a Python program starting up, so not faster than this
 RETRY_FAILED_CALL = 60.0
+PROCESS_REFRESH = 5.0  # amd-smi process --json is one more tool run: not every sweep
 ROCM_BIN = "opt/rocm/bin"  # where ROCm installs its tools, often not on PATH
 MIB = 1 << 20
 DEFAULT_NAME = "AMD GPU"
@@ -78,6 +90,17 @@ class _Card:
     memory_is_activity: bool = False  # memoryAllocated came from old rocm-smi's "GPU memory use (%)"
 
 
+@dataclass(frozen=True)
+class _Listed:
+    """One process on one GPU, as a source lists it."""
+
+    gpu: int
+    pid: int
+    name: str = ""
+    used_memory: int | None = None  # bytes
+    gfx_ns: float | None = None  # GFX engine busy time so far, a running total
+
+
 class _Source(Protocol):
     """Where readings come from: the library or one of the tools."""
 
@@ -86,6 +109,8 @@ class _Source(Protocol):
     def indices(self) -> set[int]: ...
 
     def read(self) -> list[_Card]: ...
+
+    def processes(self) -> list[_Listed] | None: ...  # None: no new listing this sweep
 
     def notes(self) -> tuple[str, ...]: ...
 
@@ -133,7 +158,11 @@ class AmdCollector(Collector):
         self._known: dict[int, _Known] = {}
         self._setup_notes: tuple[str, ...] = ()
         self._sweep_notes: tuple[str, ...] = ()
-        self._extras: dict[str, Any] = {"gpus": (), "accelerators.amd": (), "notes.amd": ()}
+        self.proc_root = os.path.join(sys_root, "proc")
+        self._users = UserNames()
+        self._gfx_seen: dict[tuple[int, int], tuple[float, float]] = {}  # (gpu, pid) -> (gfx ns, when)
+        self._rows: tuple[GpuProcess, ...] = ()
+        self._extras: dict[str, Any] = {"gpus": (), "gpu_processes": (), "accelerators.amd": (), "notes.amd": ()}
 
     # -- the contract --------------------------------------------------------
 
@@ -165,6 +194,9 @@ class AmdCollector(Collector):
             self._remember(card)
             values.update((f"gpu.{card.index}.{key}", value) for key, value in card.values.items())
         self._mark_lost({card.index for card in cards})
+        listed = self._source.processes()
+        if listed is not None:
+            self._rows = self._process_rows(listed, {card.index for card in cards})
         self._sweep_notes = self._source.notes() + self._quirk_notes(cards)
         self._extras = self._make_extras()
         return values
@@ -263,6 +295,45 @@ class AmdCollector(Collector):
     def _quirk_notes(self, cards: Iterable[_Card]) -> tuple[str, ...]:
         return (OLD_MEMORY_USE_NOTE,) if any(card.memory_is_activity for card in cards) else ()
 
+    # -- processes -------------------------------------------------------------
+
+    def _process_rows(self, listed: list[_Listed], present: set[int]) -> tuple[GpuProcess, ...]:
+        now = self._clock()
+        rows: dict[tuple[int, int], GpuProcess] = {}
+        gfx_seen: dict[tuple[int, int], tuple[float, float]] = {}
+        for entry in listed:
+            key = (entry.gpu, entry.pid)
+            if entry.gpu not in present or key in rows:
+                continue
+            busy = None
+            if entry.gfx_ns is not None:
+                busy = _busy_percent(self._gfx_seen.get(key), entry.gfx_ns, now)
+                gfx_seen[key] = (entry.gfx_ns, now)
+            user, command = self._identity(entry.pid, entry.name)
+            rows[key] = GpuProcess(
+                gpu=entry.gpu,
+                pid=entry.pid,
+                host_pid=entry.pid,
+                user=user,
+                command=command,
+                used_memory=entry.used_memory,
+                sm_percent=busy,
+                kind="compute",
+            )
+        self._gfx_seen = gfx_seen
+        return tuple(rows[key] for key in sorted(rows))
+
+    def _identity(self, pid: int, name: str) -> tuple[str, str]:
+        """(user, command line) from /proc; the source's name alone when the PID is gone or not ours to see."""
+        status = pidns.read_status(self.proc_root, pid)
+        if status is None:
+            return "", name
+        if name and status.name and not (name.startswith(status.name) or status.name.startswith(name)):
+            return "", name  # another process under that number: a PID namespace of our own
+        argv = command_line(read_bytes(f"{self.proc_root}/{pid}/cmdline") or b"")
+        user = "" if status.uid is None else self._users.name(status.uid)
+        return user, " ".join(argv) or status.name or name
+
     # -- extras ----------------------------------------------------------------
 
     def _make_extras(self) -> dict[str, Any]:
@@ -298,6 +369,7 @@ class AmdCollector(Collector):
             )
         return {
             "gpus": tuple(gpus),
+            "gpu_processes": self._rows,
             "accelerators.amd": tuple(accelerators),
             "notes.amd": self._setup_notes + self._sweep_notes,
         }
@@ -537,6 +609,9 @@ class _RocmSmi:
     def read(self) -> list[_Card]:
         return parse_rocm_smi(self.tool.json("-a", "--json"))
 
+    def processes(self) -> list[_Listed]:
+        return []  # --showpids names no GPU
+
     def notes(self) -> tuple[str, ...]:
         return ()
 
@@ -592,6 +667,8 @@ class _AmdSmi:
         self.static: dict[int, _Card] = {}
         self.static_due = 0.0
         self.static_problem = ""
+        self.processes_due = 0.0
+        self.processes_problem = ""
 
     def indices(self) -> set[int]:
         return {card.index for card in parse_amd_smi_metric(self.tool.json("metric", "--json"))}
@@ -618,8 +695,22 @@ class _AmdSmi:
         else:
             self.static_problem = ""
 
+    def processes(self) -> list[_Listed] | None:
+        """``amd-smi process --json``, run at most every ``PROCESS_REFRESH`` s (None in between)."""
+        now = self.clock()
+        if now < self.processes_due:
+            return None
+        self.processes_due = now + PROCESS_REFRESH
+        try:
+            listed = parse_amd_smi_process(self.tool.json("process", "--json"))
+        except AmdSourceError as exc:
+            self.processes_problem = f"{exc}; GPU processes are not listed"
+            return []
+        self.processes_problem = ""
+        return listed
+
     def notes(self) -> tuple[str, ...]:
-        return (self.static_problem,) if self.static_problem else ()
+        return tuple(problem for problem in (self.static_problem, self.processes_problem) if problem)
 
     def close(self) -> None:
         pass
@@ -690,6 +781,55 @@ def parse_amd_smi_static(data: Any) -> list[_Card]:
     return cards
 
 
+def parse_amd_smi_process(data: Any) -> list[_Listed]:
+    """Processes from ``amd-smi process --json``, every layout seen so far.
+
+    ROCm 6.2 on: ``[{"gpu": 0, "process_list": [{"process_info": {...}}, ...]}]``
+    with ``{"value", "unit"}`` figures, and ``"process_info": "No running
+    processes detected"`` when there are none. Before: one ``{"process_info":
+    {...}}`` merged into the GPU's object, or a list of them under ``values``,
+    with bare numbers.
+    """
+    listed = []
+    for index, entry in _amd_smi_entries(data, "amd-smi process"):
+        items = _first(entry, "process_list", "values")
+        if items is None and "process_info" in entry:
+            items = [entry]
+        if isinstance(items, Mapping):
+            items = [items]
+        if not isinstance(items, list):
+            continue
+        for item in items:
+            info = item.get("process_info", item) if isinstance(item, Mapping) else None
+            if isinstance(info, Mapping):
+                found = _process_entry(index, info)
+                if found is not None:
+                    listed.append(found)
+    return listed
+
+
+def _process_entry(gpu: int, info: Mapping[str, Any]) -> _Listed | None:
+    """One process from a library dictionary or an amd-smi ``process_info``; None without a PID."""
+    pid = number(info.get("pid"))
+    if pid is None or pid <= 0:
+        return None
+    memory = _bytes(_dig(info, "memory_usage", "vram_mem"), "B")
+    if memory is None:
+        memory = _bytes(_first(info, "mem", "mem_usage"), "B")
+    gfx = number(_dig(_first(info, "engine_usage", "usage"), "gfx"))  # ns, though some docs say %
+    return _Listed(gpu, int(pid), _reported_text(info.get("name")), None if memory is None else int(memory), gfx)
+
+
+def _busy_percent(before: tuple[float, float] | None, gfx_ns: float, now: float) -> float | None:
+    """GFX busy % from two readings of the running busy-time total; None without an earlier one."""
+    if before is None:
+        return None
+    busy_ns, then = before
+    if now <= then or gfx_ns < busy_ns:
+        return None
+    return min(100.0, (gfx_ns - busy_ns) / ((now - then) * 1e9) * 100)
+
+
 # -- the amdsmi library -----------------------------------------------------------
 
 
@@ -723,6 +863,7 @@ class _LibGpu:
     power_limit: float | None = None
     static_due: float = 0.0
     retry_at: dict[str, float] = field(default_factory=dict)  # query -> when to ask again after it failed
+    process_problem: str = ""
 
 
 class _Library:
@@ -748,11 +889,50 @@ class _Library:
             raise AmdSourceError(f"amdsmi answered nothing: {self.last_error or 'every query is failing'}")
         return cards
 
+    def processes(self) -> list[_Listed]:
+        now = self.clock()
+        listed: list[_Listed] = []
+        for gpu in self.gpus:
+            listed.extend(self._gpu_processes(gpu, now))
+        return listed
+
     def notes(self) -> tuple[str, ...]:
-        return ()
+        problems = [gpu.process_problem for gpu in self.gpus if gpu.process_problem]
+        return tuple(dict.fromkeys(problems))
 
     def close(self) -> None:
         _shut_down(self.lib)
+
+    def _gpu_processes(self, gpu: _LibGpu, now: float) -> list[_Listed]:
+        """One GPU's processes: dictionaries from newer releases, handles for ``amdsmi_get_gpu_process_info`` from older."""
+        query = "amdsmi_get_gpu_process_list"
+        if gpu.retry_at.get(query, 0.0) > now:
+            return []
+        try:
+            entries = list(getattr(self.lib, query)(gpu.handle) or ())
+        except Exception as exc:  # noqa: BLE001 - the library raises its own and ctypes errors alike
+            gpu.retry_at[query] = now + RETRY_FAILED_CALL
+            gpu.process_problem = f"{query}: {_excerpt(str(exc))}; GPU processes are not listed"
+            return []
+        gpu.process_problem = ""
+        listed = []
+        for entry in entries:
+            info = entry if isinstance(entry, Mapping) else self._process_info(gpu, entry)
+            found = None if info is None else _process_entry(gpu.index, info)
+            if found is not None:
+                listed.append(found)
+        return listed
+
+    def _process_info(self, gpu: _LibGpu, handle: Any) -> Mapping[str, Any] | None:
+        """An older release's process handle, looked up; None when the process is gone or the call is missing."""
+        info_of = getattr(self.lib, "amdsmi_get_gpu_process_info", None)
+        if info_of is None:
+            return None
+        try:
+            info = info_of(gpu.handle, handle)
+        except Exception:  # noqa: BLE001 - a process that ended between the two calls
+            return None
+        return info if isinstance(info, Mapping) else None
 
     def _ask(self, gpu: _LibGpu, now: float, query: str, *args: Any) -> Any:
         """One library call; None when it failed (then not asked again for a while)."""

@@ -25,7 +25,7 @@ import pytest
 import collectors.amd
 from collectors import Health, Hub
 from collectors.amd import OLD_MEMORY_USE_NOTE, AmdCollector, AmdSourceError
-from collectors.gpu import AcceleratorInfo, GpuInfo
+from collectors.gpu import AcceleratorInfo, GpuInfo, GpuProcess
 
 HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures" / "hardware"
@@ -42,6 +42,7 @@ ROCM_RX6600 = "rocm_smi/rocm-smi_showallinfo_json_RX6600_no-power-no-temp.json"
 AMD_SMI_RX6600 = "amd_smi/amd-smi_metric_json_RX6600_list-format.json"
 AMD_SMI_RX6600_STATIC = "amd_smi/amd-smi_static_json_RX6600_list-format.json"
 AMD_SMI_MI300X = "amd_smi/amd-smi_metric_json_2xMI300X_gpu_data-wrapper_COMPOSED.json"
+AMD_SMI_PROCESS = "amd_smi/amd-smi_process_json_COMPOSED.json"
 
 
 # -- the made-up box ---------------------------------------------------------
@@ -66,10 +67,18 @@ class Box:
         self._install("rocm-smi", where)
         self.monkeypatch.setenv("FAKE_ROCM_SMI", _behaviour(behaviour))
 
-    def amd_smi(self, metric: str, static: str = "die") -> None:
+    def amd_smi(self, metric: str, static: str = "die", process: str = AMD_SMI_PROCESS) -> None:
         self._install("amd-smi")
         self.monkeypatch.setenv("FAKE_AMD_SMI_METRIC", _behaviour(metric))
         self.monkeypatch.setenv("FAKE_AMD_SMI_STATIC", _behaviour(static))
+        self.monkeypatch.setenv("FAKE_AMD_SMI_PROCESS", _behaviour(process))
+
+    def process(self, pid: int, argv: list[str], uid: int = 0) -> None:
+        """A process in the fake /proc."""
+        folder = self.root / "proc" / str(pid)
+        folder.mkdir(parents=True)
+        (folder / "status").write_text(f"Name:\t{Path(argv[0]).name[:15]}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nNSpid:\t{pid}\n")
+        (folder / "cmdline").write_bytes(b"\0".join(arg.encode() for arg in argv) + b"\0")
 
     def runs(self) -> list[str]:
         return self.log.read_text().splitlines() if self.log.exists() else []
@@ -98,7 +107,7 @@ def box(tmp_path, monkeypatch) -> Box:
     (made.bin / "python3").symlink_to(sys.executable)
     monkeypatch.setenv("PATH", str(made.bin))
     monkeypatch.setenv("FAKE_AMD_LOG", str(made.log))
-    for name in ("FAKE_ROCM_SMI", "FAKE_AMD_SMI_METRIC", "FAKE_AMD_SMI_STATIC", "FAKE_AMD_WARN"):
+    for name in ("FAKE_ROCM_SMI", "FAKE_AMD_SMI_METRIC", "FAKE_AMD_SMI_STATIC", "FAKE_AMD_SMI_PROCESS", "FAKE_AMD_WARN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setitem(sys.modules, "amdsmi", None)  # "import amdsmi" raises ImportError
     made.amdgpu()
@@ -554,6 +563,48 @@ def test_a_hung_amd_smi_metric_raises_within_its_timeout(box):
     assert time.monotonic() - started < 2 * 0.4 + 1.5
 
 
+def test_amd_smi_lists_the_processes_with_their_command_and_memory(box):
+    box.amd_smi(AMD_SMI_MI300X)
+    box.process(4242, ["python3", "train.py", "--epochs", "3"])
+    _, extras = one_sweep(box.collector())
+    assert extras["gpu_processes"] == (
+        GpuProcess(gpu=0, pid=777, host_pid=777, user="", command="", used_memory=256 * MIB),  # gone from /proc, no name
+        GpuProcess(gpu=0, pid=4242, host_pid=4242, user="root", command="python3 train.py --epochs 3", used_memory=163840 * MIB),
+    )
+    assert extras["notes.amd"] == ("amd-smi static --json: exit status 1: amd-smi: ERROR: the device is busy; GPU names and power caps may be missing",)
+
+
+def test_amd_smi_older_process_layouts_are_read_too():
+    merged = [{"gpu": 0, "process_info": {"name": "rvs", "pid": 9, "mem_usage": 1048576, "usage": {"gfx": 5, "enc": 0}}}]
+    listed = [{"gpu": 1, "values": [{"process_info": {"name": "a", "pid": 1, "mem": 2048}}, {"process_info": "N/A"}]}]
+    assert collectors.amd.parse_amd_smi_process(merged) == [collectors.amd._Listed(0, 9, "rvs", MIB, 5.0)]
+    assert collectors.amd.parse_amd_smi_process(listed) == [collectors.amd._Listed(1, 1, "a", 2048, None)]
+
+
+def test_a_failing_process_listing_keeps_the_metrics_and_says_so(box):
+    box.amd_smi(AMD_SMI_MI300X, process="die")
+    values, extras = one_sweep(box.collector())
+    assert values["gpu.0.gpu"] == 97.0
+    assert extras["gpu_processes"] == ()
+    assert extras["notes.amd"][-1] == "amd-smi process --json: exit status 1: amd-smi: ERROR: the device is busy; GPU processes are not listed"
+
+
+def test_amd_smi_process_is_run_every_few_seconds_only_after_a_good_metric_run(box):
+    box.amd_smi(AMD_SMI_MI300X)
+    now = [100.0]
+    collector = probed(box.collector(clock=lambda: now[0]))
+    for _ in range(4):  # at 100, 102, 104 and 106 s
+        collector.sample()
+        now[0] += 2.0
+    assert box.runs().count("amd-smi process --json") == 2  # at 100 and 106 s
+    assert len(collector.extras()["gpu_processes"]) == 2  # kept between listings
+    box.amd_smi("die")
+    now[0] += 10.0
+    with pytest.raises(AmdSourceError):
+        collector.sample()
+    assert box.runs().count("amd-smi process --json") == 2
+
+
 # -- the amdsmi library --------------------------------------------------------
 
 
@@ -605,6 +656,8 @@ class FakeAmdGpu:
     energy: dict[str, Any] = field(default_factory=dict)
     clocks: dict[int, dict[str, Any]] = field(default_factory=dict)
     ecc: dict[str, Any] = field(default_factory=dict)
+    processes: list[Any] = field(default_factory=list)  # dictionaries (newer releases) or handles (older)
+    process_info: dict[Any, dict[str, Any]] = field(default_factory=dict)  # handle -> what an older release says
     unsupported: set[str] = field(default_factory=set)
 
 
@@ -679,6 +732,15 @@ class FakeAmdSmi:
 
     def amdsmi_get_gpu_total_ecc_count(self, handle: int) -> dict[str, Any]:
         return self._gpu("amdsmi_get_gpu_total_ecc_count", handle).ecc
+
+    def amdsmi_get_gpu_process_list(self, handle: int) -> list[Any]:
+        return self._gpu("amdsmi_get_gpu_process_list", handle).processes
+
+    def amdsmi_get_gpu_process_info(self, handle: int, process: Any) -> dict[str, Any]:
+        gpu = self._gpu("amdsmi_get_gpu_process_info", handle)
+        if process not in gpu.process_info:
+            raise AmdSmiLibraryException(NOT_SUPPORTED)  # it ended between the two calls
+        return gpu.process_info[process]
 
 
 def mi300x() -> FakeAmdGpu:
@@ -840,3 +902,45 @@ def test_importing_the_module_does_not_import_amdsmi(tmp_path, monkeypatch):
     assert not fresh.AmdCollector(sys_root=str(tmp_path)).probe().available
     assert asked == []
     assert os.path.samefile(fresh.__file__, collectors.amd.__file__)
+
+
+def library_process(pid: int, name: str, vram: int, gfx_ns: int) -> dict[str, Any]:
+    """What newer releases return per process: memory in bytes, engine busy time in ns."""
+    return {
+        "name": name,
+        "pid": pid,
+        "mem": vram + 4096,
+        "engine_usage": {"gfx": gfx_ns, "enc": 0},
+        "memory_usage": {"gtt_mem": 4096, "cpu_mem": 0, "vram_mem": vram},
+        "cu_occupancy": 96,
+    }
+
+
+def test_the_library_lists_processes_in_both_shapes_with_their_gfx_busy_share(box, amdsmi):
+    box.process(4242, ["/usr/bin/python3", "train.py"], uid=0)
+    amdsmi.gpus[0].processes = [library_process(4242, "python3", 160 * 2**30, 10_000_000_000), library_process(55, "N/A", MIB, 0)]
+    amdsmi.gpus[1].processes = ["handle-a", "handle-gone"]  # an older release: handles to look up
+    amdsmi.gpus[1].process_info = {"handle-a": {"name": "rvs", "pid": 4242, "mem": 512 * MIB, "engine_usage": {"gfx": 0, "enc": 0}}}
+    now = [10.0]
+    collector = probed(box.collector(clock=lambda: now[0]))
+    collector.sample()
+    first = collector.extras()["gpu_processes"]
+    assert [(p.gpu, p.pid, p.command, p.used_memory, p.sm_percent) for p in first] == [
+        (0, 55, "", MIB, None),
+        (0, 4242, "/usr/bin/python3 train.py", 160 * 2**30, None),  # a busy share needs two readings
+        (1, 4242, "rvs", 512 * MIB, None),  # /proc's 4242 is python3, not rvs: another PID namespace's number
+    ]
+    assert first[1].user == "root" and first[1].kind == "compute"
+    now[0] += 2.0
+    amdsmi.gpus[0].processes[0]["engine_usage"]["gfx"] += 1_500_000_000  # 1.5 s busy in 2 s
+    collector.sample()
+    assert collector.extras()["gpu_processes"][1].sm_percent == pytest.approx(75.0)
+
+
+def test_a_failing_library_process_list_keeps_the_metrics(box, amdsmi):
+    amdsmi.gpus[0].unsupported = {"amdsmi_get_gpu_process_list"}
+    values, extras = one_sweep(box.collector())
+    assert values["gpu.0.gpu"] == 97.0
+    assert extras["gpu_processes"] == ()
+    (note,) = extras["notes.amd"]
+    assert note.startswith("amdsmi_get_gpu_process_list: Error code:") and note.endswith("; GPU processes are not listed")
