@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, TextIO
 
 from collectors.base import CollectorStatus, Health
+from leet.ui.views.health import call_cost, health_word
 from widgets.text import clean
-
-STATES = {Health.OK: "present", Health.ABSENT: "absent", Health.FAILING: "failing", Health.HUNG: "hung"}
 
 
 @dataclass(frozen=True)
@@ -37,20 +36,14 @@ def backends(statuses: Iterable[CollectorStatus]) -> list[Backend]:
     for status in statuses:
         hung = status.health is Health.HUNG
         cost = None if hung or not math.isfinite(status.last_ms) else round(status.last_ms, 3)
-        rows.append(Backend(status.name, STATES[status.health], status.reason, cost))
+        rows.append(Backend(status.name, health_word(status), status.reason, cost))
     return rows
-
-
-def _cost(last_ms: float | None) -> str:
-    if last_ms is None:
-        return "-"
-    return f"{last_ms:.1f} ms" if last_ms < 1000 else f"{last_ms / 1000:.1f} s"
 
 
 def as_text(rows: Iterable[Backend]) -> str:
     """Aligned columns: backend, state, cost of its last call, reason (text from tools and drivers made inert)."""
     table = [("BACKEND", "STATE", "LAST", "REASON")]
-    table += [(clean(row.name), row.state, _cost(row.last_ms), clean(row.reason)) for row in rows]
+    table += [(clean(row.name), row.state, call_cost(row.last_ms, "-"), clean(row.reason)) for row in rows]
     widths = [max(len(line[column]) for line in table) for column in range(3)]
     lines = []
     for name, state, cost, reason in table:

@@ -8,7 +8,6 @@ of trouble, each with its reason. The formatting is pure
 
 from __future__ import annotations
 
-import math
 import textwrap
 from typing import Any, Callable, Iterable, Sequence
 
@@ -20,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from leet.ui.screens.process_dialogs import DIALOG_CSS
-from leet.ui.views.health import health_word
+from leet.ui.views.health import call_cost, health_word
 from widgets.chartframe import Row, fit, trim_row
 from widgets.lines import StyledLines
 from widgets.text import clean
@@ -39,11 +38,7 @@ Statuses = Callable[[], Sequence[Any]]
 
 def sweep_cost(last_ms: float) -> str:
     """What the last sample call took: "3.2 ms", "1.40 s"; a dash before the first one."""
-    if not math.isfinite(last_ms) or last_ms <= 0:
-        return MISSING
-    if last_ms >= 1000:
-        return f"{last_ms / 1000:.2f} s"
-    return f"{last_ms:.1f} ms" if last_ms < 100 else f"{last_ms:.0f} ms"
+    return call_cost(last_ms, MISSING)
 
 
 def backend_fields(status: Any) -> tuple[str, str, str, str]:

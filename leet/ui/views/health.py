@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable, Mapping
 
 # Collectors of GPUs: their notes go to the GPU process table, and when
@@ -65,3 +66,12 @@ def health_word(status: Any) -> str:
     """How the backends list names a collector's state: present, absent, failing or hung."""
     health = _health(status)
     return "present" if health == "ok" else health
+
+
+def call_cost(last_ms: float | None, missing: str) -> str:
+    """What a collector's last call took: "3.2 ms", "152 ms", "1.40 s"; ``missing`` when there is no figure."""
+    if last_ms is None or not math.isfinite(last_ms) or last_ms <= 0:
+        return missing
+    if last_ms >= 1000:
+        return f"{last_ms / 1000:.2f} s"
+    return f"{last_ms:.1f} ms" if last_ms < 100 else f"{last_ms:.0f} ms"
