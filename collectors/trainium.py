@@ -355,7 +355,12 @@ class NeuronMonitorProcess:
             began = self._clock()
             child = self._spawn()
             if child is not None:
-                self._reap(child, self._read(child))
+                try:
+                    self._reap(child, self._read(child))
+                except Exception as exc:  # noqa: BLE001 - the thread must outlive any surprise, and say so
+                    _end_child(child, TERM_GRACE)
+                    with self._lock:
+                        self._last_exit = f"reading neuron-monitor failed: {type(exc).__name__}: {exc}"
             if self._stop.is_set():
                 return
             healthy = child is not None and self._clock() - began >= MAX_RESTART_DELAY * self.backoff_base
