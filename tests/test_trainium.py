@@ -288,7 +288,7 @@ def test_an_empty_local_rank_is_no_local_rank(neuron, monkeypatch):
 
 
 def test_the_latest_report_wins_and_matches_what_wandb_recorded(neuron, monkeypatch):
-    monkeypatch.setenv("FAKE_NEURON_DELAY", "0.25")
+    monkeypatch.setenv("FAKE_NEURON_DELAY", "0.75")
     collector = neuron(pid=4242, env={"LOCAL_RANK": "0"})
     expected = wandb_items()[:3]
     seen: list[dict[str, float]] = []
@@ -342,17 +342,20 @@ def test_a_report_without_the_sections_wandb_needs_gives_nothing(neuron, monkeyp
 # -- a misbehaving child --------------------------------------------------------------------------------
 
 
-def test_before_the_first_report_sample_says_it_is_waiting(neuron, monkeypatch):
-    monkeypatch.setenv("FAKE_NEURON_FIRST_DELAY", "0.4")
+def test_before_the_first_report_sample_says_it_is_waiting(neuron, monkeypatch, tmp_path):
+    gate = tmp_path / "go"
+    monkeypatch.setenv("FAKE_NEURON_FIRST_AFTER", str(gate))
     monkeypatch.setenv("FAKE_NEURON_REPORTS", "1")
     collector = neuron()
     with pytest.raises(RuntimeError, match="^waiting for neuron-monitor's first report"):
         collector.sample()
+    gate.touch()
     assert values_when(collector, bool) == REPORT_1_ALL_CORES
 
 
-def test_the_hub_shows_the_wait_then_the_values(neuron, monkeypatch):
-    monkeypatch.setenv("FAKE_NEURON_FIRST_DELAY", "0.3")
+def test_the_hub_shows_the_wait_then_the_values(neuron, monkeypatch, tmp_path):
+    gate = tmp_path / "go"
+    monkeypatch.setenv("FAKE_NEURON_FIRST_AFTER", str(gate))
     monkeypatch.setenv("FAKE_NEURON_REPORTS", "1")
     collector = TrainiumCollector(dev_root=str(neuron.dev), env={})
     hub = Hub([collector], interval=0.05, warmup=0)
@@ -364,6 +367,7 @@ def test_the_hub_shows_the_wait_then_the_values(neuron, monkeypatch):
         first = samples[0].status[0]
         assert first.health is Health.FAILING
         assert first.reason.startswith("RuntimeError: waiting for neuron-monitor's first report")
+        gate.touch()
         good = wait_for(lambda: [s for s in samples if s.values], what="values through the hub")[0]
         assert dict(good.values) == REPORT_1_ALL_CORES
         assert good.status[0].health is Health.OK
