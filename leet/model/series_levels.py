@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import sys
 from array import array
+from bisect import bisect_left
 from itertools import repeat
 from operator import itemgetter, mul, truediv
 from typing import Sequence
@@ -80,6 +81,35 @@ class _Ring:
 
     def last(self, column: int) -> float:
         return self.columns[column][(self.start + self.size - 1) % self.capacity]
+
+    def at(self, column: int, index: int) -> float:
+        """Entry ``index`` (oldest is 0) of one column."""
+        return self.columns[column][(self.start + index) % self.capacity]
+
+    def bisect(self, value: float) -> int:
+        """Where ``value`` would go among the entries of column 0, oldest first (``bisect_left``).
+
+        The column must be in order; a wrapped ring is two ordered runs, each searched in C.
+        """
+        data = self.columns[0]
+        end = self.start + self.size
+        if end <= self.capacity:
+            return bisect_left(data, value, self.start, end) - self.start
+        first_run = self.capacity - self.start
+        if data[self.capacity - 1] >= value:
+            return bisect_left(data, value, self.start, self.capacity) - self.start
+        return first_run + bisect_left(data, value, 0, end - self.capacity)
+
+    def ordered_from(self, column: int, first: int) -> array:
+        """A copy of one column from entry ``first`` (oldest is 0) to the newest."""
+        data = self.columns[column]
+        begin = self.start + first
+        end = self.start + self.size
+        if end <= self.capacity:
+            return data[begin:end]
+        if begin >= self.capacity:
+            return data[begin - self.capacity : end - self.capacity]
+        return data[begin:] + data[: end - self.capacity]
 
     def merged(self, columns: Sequence[array]) -> list[array]:
         """Every entry, oldest first, then ``columns`` after it: fresh arrays."""
@@ -325,6 +355,50 @@ class _Series:
     def entries(self) -> int:
         return sum(level.size for level in self.levels)
 
+    def thinned(self, since: float, resolution: float) -> tuple[array, array, array, array]:
+        """Entries from the one before ``since`` on, folded on read to about one per ``resolution`` seconds.
+
+        Only for a series in time order. Each level's slice is folded by the
+        largest power of ``fold`` that keeps its entries at most ``resolution``
+        apart, in groups aligned the way the store itself will fold them later
+        (by the count of entries the level has ever received), so a group
+        holds the same points from one read to the next, and the picture
+        does not shift as points arrive or move to a coarser level. Only the
+        newest group of a level, still filling, changes. Coarser levels are
+        older, so the levels' slices join in time order.
+        """
+        out: tuple[array, array, array, array] = (array("d"), array("d"), array("d"), array("d"))
+        received = self.version  # entries level 0 ever received; each coarser level: its finer level's folds
+        counts = []
+        for level in self.levels:
+            counts.append(received)
+            received = (received - level.size) // self.fold
+        for depth in range(len(self.levels) - 1, -1, -1):
+            level = self.levels[depth]
+            if level.size == 0:
+                continue
+            first = max(0, level.bisect(since) - 1)
+            oldest_index = counts[depth] - level.size  # of the level's oldest entry, among all it received
+            group = self._group_size(level, first, resolution)
+            first -= (oldest_index + first) % group
+            if group > 1 and first > 0:
+                first -= group  # a bucket is timed by its newest point: one wholly before ``since`` leads in
+            if first < 0:
+                first = 0
+            _fold_slice(level, depth, first, group, oldest_index + first, out)
+        return out
+
+    def _group_size(self, level: _Ring, first: int, resolution: float) -> int:
+        """The largest power of ``fold`` whose groups of this level's entries span at most ``resolution``."""
+        count = level.size - first
+        if count < 2 * self.fold:
+            return 1
+        spacing = (level.last(_T) - level.at(_T, first)) / (count - 1)
+        group = 1
+        while spacing > 0 and group * self.fold * spacing <= resolution and group * self.fold <= count:
+            group *= self.fold
+        return group
+
     def copy(self) -> tuple[array, array, array, array]:
         """All entries, oldest level first, as fresh arrays (t, lo, hi, mean)."""
         t, lo, hi, mean = array("d"), array("d"), array("d"), array("d")
@@ -340,3 +414,27 @@ class _Series:
         hi += values
         mean += values
         return t, lo, hi, mean
+
+
+def _fold_slice(level: _Ring, depth: int, first: int, group: int, index: int, out: tuple[array, ...]) -> None:
+    """Append a level's entries from ``first`` to ``out`` (t, lo, hi, mean), folded in groups of ``group``.
+
+    ``index`` is the position of entry ``first`` among all the level ever
+    received: groups start where it is a multiple of ``group``, so the oldest
+    and the newest group may be partial.
+    """
+    width = 2 if depth == 0 else 5
+    columns = [level.ordered_from(c, first) for c in range(width)]
+    size = len(columns[0])
+    head = min(size, (-index) % group)
+    body_end = head + (size - head) // group * group
+    for start, stop, step in ((0, head, head), (head, body_end, group), (body_end, size, size - body_end)):
+        if stop <= start:
+            continue
+        part = [column[start:stop] if (start, stop) != (0, size) else column for column in columns]
+        if step == 1:
+            buckets = part if depth else [part[0], part[1], part[1], part[1]]
+        else:
+            buckets = (_fold_points_bulk if depth == 0 else _fold_buckets_bulk)(part, step, True)
+        for target, column in zip(out, buckets):
+            target.extend(column)

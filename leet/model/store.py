@@ -272,17 +272,27 @@ class Store:
     # --- reading ------------------------------------------------------------
 
     def snapshot(
-        self, series: Iterable[SeriesKey], since: float | None = None
+        self, series: Iterable[SeriesKey], since: float | None = None, resolution: float | None = None
     ) -> dict[SeriesKey, SeriesData]:
         """Copies of the given series, oldest first; unknown series are left out.
 
         With ``since``, only entries with ``t >= since`` plus the one before.
+        With ``since`` and ``resolution`` (seconds), a series in time order is
+        also folded on read to about one entry per ``resolution``, the way the
+        store folds its older points (``_Series.thinned``): a chart gets about
+        as many entries as it has columns to draw, and what a redraw copies
+        stops growing with the time the chart spans.
         """
         copies: list[tuple[SeriesKey, tuple[array, ...], bool]] = []
+        thin = since is not None and resolution is not None and resolution > 0
         with self._lock:
             for key in series:
                 found = self._series.get(key)
-                if found is not None:
+                if found is None:
+                    continue
+                if thin and not found.unordered:
+                    copies.append((key, found.thinned(since, resolution), False))  # type: ignore[arg-type]
+                else:
                     copies.append((key, found.copy(), found.unordered))
         result: dict[SeriesKey, SeriesData] = {}
         for key, columns, unordered in copies:

@@ -23,7 +23,7 @@ from leet.ui.bindings import SYMON_KEYS, footer_hints, screen_keys
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.screens.pause import PauseActions
 from leet.ui.screens.process_dialogs import Sender, SignalPicker, SortPicker, Target, send_signal
-from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
+from leet.ui.views.charts import chart_view, default_mode, filter_specs, read_resolution, series_keys
 from leet.ui.views.footer import status_line
 from leet.ui.views.gpu import device_sections, fit_accelerators, fit_gpu_section, gpu_vendors, lost_gpu_notes
 from leet.ui.views.health import (
@@ -192,7 +192,7 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         x_range = self._x_range()
         visible = self.grid.visible_charts()
         wanted = [key for chart_id, _ in visible for key in series_keys(self._spec_by_id[chart_id], self.source.run)]
-        snapshots = self.source.store.snapshot(wanted, since=x_range[0])
+        snapshots = self.source.store.snapshot(wanted, since=x_range[0], resolution=read_resolution(x_range, (widget.size.width for _, widget in visible)))
         with self.app.batch_update():
             for chart_id, widget in visible:
                 spec = self._spec_by_id[chart_id]

@@ -8,7 +8,7 @@ so what a person sees can be tested without a terminal.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from leet.model.catalog import ChartSpec
 from leet.model.keys import LABEL_SEPARATOR, natural_key
@@ -17,6 +17,19 @@ from leet.model.store import SeriesData, SeriesKey
 from widgets.chartframe import MODES, ChartView
 from widgets.matching import compile_filter
 from widgets.raster import SeriesView
+
+# Entries worth reading per cell of a chart's width: a braille cell is two dot
+# columns, and two entries a column keep each column's rise and fall.
+ENTRIES_PER_CELL = 4
+
+
+def read_resolution(x_range: tuple[float, float], widths: Iterable[int]) -> float | None:
+    """Seconds per entry worth reading for charts this many cells wide over ``x_range``; None: read every entry."""
+    widest = max(widths, default=0)
+    span = x_range[1] - x_range[0]
+    if widest <= 0 or not span > 0:
+        return None
+    return span / (ENTRIES_PER_CELL * widest)
 
 
 def series_keys(spec: ChartSpec, run: str) -> list[SeriesKey]:
