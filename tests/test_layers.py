@@ -19,6 +19,8 @@ WALLS = {
     "leet/ui": ("leet.commands", "leet.testing"),
     # The commands print without Textual: pure view builders (ui/views/health) are fine, screens are not.
     "leet/commands": ("leet.ui.app", "leet.ui.screens", "leet.ui.driver", "leet.testing", "textual"),
+    # What leet serve exports: keys, catalog and samples in, Prometheus pages out; no screen, no sources.
+    "leet/export": ("leet.sources", "leet.ui", "leet.commands", "leet.testing", "widgets", "textual"),
 }
 
 
