@@ -69,14 +69,14 @@ def _pid(text: str) -> int:
     return value
 
 
-COMMANDS = ("symon", "inspect")
+COMMANDS = ("symon", "serve", "cluster", "inspect")
 
 
 def build_parser() -> _Parser:
     parser = _Parser(
         prog="leet",
         description=DESCRIPTION,
-        usage="leet [-h] [--version] {symon,inspect} ... | leet PATH [--label GLOBS]",
+        usage="leet [-h] [--version] {symon,serve,cluster,inspect} ... | leet PATH [--label GLOBS]",
         epilog="leet PATH opens a W&B run (a run-*.wandb file or an offline run directory; every writer of a shared-mode run) "
         "or a folder of runs. --label rank0,rank3 shows only those nodes (globs allowed).",
     )
@@ -114,11 +114,24 @@ def build_parser() -> _Parser:
     symon.add_argument("--once", action="store_true", help="take one sweep of every collector, print it and exit")
     symon.add_argument("--backends", action="store_true", help="probe every backend, sweep once, and say which are present, absent, failing or hung, and why")
     symon.add_argument("--json", action="store_true", help="with --once or --backends: print JSON")
+    serve = _serve_parser(commands.add_parser("serve", prog=SERVE_PROG, help="serve this host's metrics to Prometheus", description=SERVE_DESCRIPTION))
+    parser.commands["cluster"] = _cluster_parser(commands)
     inspect = commands.add_parser("inspect", prog="leet inspect", help="print the records of a W&B run file", description="Print the records of a W&B run file (.wandb) or run directory; works in pipes.")
     from leet.commands.inspect_run import add_arguments
 
     add_arguments(inspect)
-    parser.commands.update(symon=symon, inspect=inspect)
+    parser.commands.update(symon=symon, serve=serve, inspect=inspect)
+    return parser
+
+
+SERVE_PROG = "leet serve"
+SERVE_DESCRIPTION = "Sweep this host's collectors headless and serve every metric at /metrics for Prometheus."
+
+
+def _serve_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    from leet.commands.serve import add_arguments
+
+    add_arguments(parser)
     return parser
 
 
@@ -338,10 +351,54 @@ def _show_run(run: RunSource | SharedRunSource, config: Config, labels: LabelFil
     return _run_app(LeetApp(run, config, screen=lambda: RunScreen(run, labels=labels)), config)
 
 
+def _cluster_parser(commands: Any) -> argparse.ArgumentParser:
+    from leet.commands.cluster_once import add_arguments
+
+    cluster = commands.add_parser(
+        "cluster", prog="leet cluster", help="every node a Prometheus watches (leet serve, node_exporter, DCGM-exporter)",
+        description="Every node a Prometheus server watches, from its leet serve, node_exporter and DCGM-exporter targets.",
+    )
+    add_arguments(cluster)
+    _add_ascii(cluster)
+    return cluster
+
+
+def run_cluster(args: argparse.Namespace) -> int:
+    """``leet cluster URL``: the node table and charts, or with ``--once`` one answer printed (no Textual)."""
+    from leet.commands.cluster_once import make_source, print_once
+    from leet.config import load, resolve_ascii
+    from leet.model.node_filter import LabelFilter
+
+    if args.json and not args.once:
+        say("--json goes with --once")
+        return 2
+    try:
+        source = make_source(args)
+        config = resolve_ascii(load({"ascii": args.ascii}))
+    except ValueError as error:  # ConfigError is one too
+        say(error)
+        return 2
+    labels = LabelFilter.parse(args.label)
+    if args.once:
+        return print_once(source, labels, json_output=args.json)
+    import shutil
+
+    source.set_width(shutil.get_terminal_size().columns // 3)  # a chart of a three-column grid, until the screen says
+    source.start()  # the history loads while Textual imports; the app stops it
+    from leet.ui.app import LeetApp
+    from leet.ui.screens.cluster import ClusterScreen
+
+    return _run_app(LeetApp(source, config, screen=lambda: ClusterScreen(source, labels=labels)), config)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
         return run_file(argv[0], argv[1:])
+    if argv and argv[0] == "serve":  # a daemon: its own parser only, not the run-file modules inspect's loads
+        from leet.commands.serve import run as serve
+
+        return serve(_serve_parser(_Parser(prog=SERVE_PROG, description=SERVE_DESCRIPTION)).parse_args(argv[1:], argparse.Namespace(command="serve")))
     parser = build_parser()
     if argv and argv[0] in COMMANDS:  # its own parser: usage and errors say ``leet symon``, not the top level
         args = parser.commands[argv[0]].parse_args(argv[1:], argparse.Namespace(command=argv[0]))
@@ -361,6 +418,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.commands["symon"].parse_args([], argparse.Namespace(command="symon"))
     if args.command == "symon":
         return run_symon(args)
+    if args.command == "cluster":
+        return run_cluster(args)
     if args.command == "inspect":
         from leet.commands.inspect_run import run
 

@@ -37,8 +37,8 @@ class Shot:
     gpus: int = 0
     keys: tuple[str, ...] = ()
     caption: str = "leet symon"
-    view: str = "symon"  # "run": leet.testing.demo's made-up run; "workspace": leet.testing.workspace_demo's runs
-    nodes: int = 0  # with view "run": a shared run of this many nodes, one of them slow
+    view: str = "symon"  # "run": leet.testing.demo's made-up run; "workspace": leet.testing.workspace_demo's runs; "cluster": leet.testing.cluster_demo's nodes
+    nodes: int = 0  # with view "run": a shared run of this many nodes, one of them slow; with "cluster": that many nodes of ``gpus`` GPUs
 
 
 SHOTS = (
@@ -49,6 +49,7 @@ SHOTS = (
     Shot("run-shared", (160, 48), keys=("4",), caption="leet PATH — a 4-node shared run, rank2 slow", view="run", nodes=4),
     Shot("workspace", (160, 48), caption="leet ./wandb — runs overlaid", view="workspace"),
     Shot("workspace-groups", (160, 48), keys=("g",), caption="leet ./wandb — runs by W&B group", view="workspace"),
+    Shot("cluster", (160, 48), gpus=8, caption="leet cluster — 64 nodes of 8 GPUs through Prometheus", view="cluster", nodes=64),
 )
 
 
@@ -60,6 +61,10 @@ async def render_svg(shot: Shot) -> str:
         app = make_run_demo(nodes=shot.nodes, slow_node=2 if shot.nodes > 2 else None).app
     elif shot.view == "workspace":
         app = make_workspace_demo().app
+    elif shot.view == "cluster":
+        from leet.testing.cluster_demo import make_cluster_demo
+
+        app = make_cluster_demo(nodes=shot.nodes, gpus=shot.gpus).app
     else:
         app = make_demo(gpus=shot.gpus).app
     async with app.run_test(size=shot.size) as pilot:

@@ -13,7 +13,8 @@ from collectors import Hub
 from leet.runfile.events import HistoryRow
 from leet.testing.demo import make_demo, make_run_demo
 from leet.testing.workspace_demo import make_workspace_demo
-from leet.ui.bindings import RUN_KEYS, SYMON_KEYS, WORKSPACE_KEYS, Key, footer_hints, help_sections, screen_keys
+from leet.ui.bindings import CLUSTER_KEYS, RUN_KEYS, SYMON_KEYS, WORKSPACE_KEYS, Key, footer_hints, help_sections, screen_keys
+from leet.ui.screens.cluster import ClusterScreen
 from leet.ui.screens.help import HelpScreen, more_note
 from leet.ui.screens.label_picker import LabelPicker
 from leet.ui.screens.run import RunScreen
@@ -21,12 +22,13 @@ from leet.ui.screens.symon import INTERVALS, SymonScreen, next_interval
 from leet.ui.screens.workspace import WorkspaceScreen
 from leet.ui.views.footer import fit_hints, status_line
 from widgets.filterbar import FilterBar
+from widgets.nodetable import NodeTable
 from widgets.processes import ProcessTable
 from widgets.runlist import RunList
 
-TABLES = {"symon": SYMON_KEYS, "run": RUN_KEYS, "workspace": WORKSPACE_KEYS}
-SCREENS = {"symon": SymonScreen, "run": RunScreen, "workspace": WorkspaceScreen}
-WIDGETS = {"processes": ProcessTable, "runs": RunList}
+TABLES = {"symon": SYMON_KEYS, "run": RUN_KEYS, "workspace": WORKSPACE_KEYS, "cluster": CLUSTER_KEYS}
+SCREENS = {"symon": SymonScreen, "run": RunScreen, "workspace": WorkspaceScreen, "cluster": ClusterScreen}
+WIDGETS = {"processes": ProcessTable, "runs": RunList, "nodes": NodeTable}
 
 
 def action_name(key: Key) -> str:

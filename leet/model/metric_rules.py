@@ -256,6 +256,8 @@ _R = _Rule
 _HOST_RULES: tuple[_Rule, ...] = (
     # CPU
     _R(r"cpu\.(?P<i>\d+)\.cpu_percent", "CPU", "cpu.core", "CPU Core", PERCENT, "Core {i}"),
+    # The whole host's CPU, busy of all cores (leet cluster: node_exporter, or leet serve's cores averaged).
+    _R(r"cpu\.percent", "CPU", "cpu.percent", "CPU Utilization", PERCENT),
     _R(r"cpu\.avg_temp", "CPU", "cpu.temp", "CPU Temp", CELSIUS),
     _R(r"cpu\.powerWatts", "CPU", "cpu.power", "CPU Power", WATTS),
     _R(r"cpu\.ecpu_percent", "CPU", "cpu.cluster", "CPU E/P Cores", PERCENT, "E-cores"),

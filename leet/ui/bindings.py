@@ -37,7 +37,7 @@ def footer_hints(keys: tuple[Key, ...], skip: Collection[str] = ()) -> list[tupl
 
 
 # The help section of the keys a focused widget binds, by ``Key.where``.
-WIDGET_SECTIONS = {"processes": "Process table (focused)", "runs": "Runs list (focused)"}
+WIDGET_SECTIONS = {"processes": "Process table (focused)", "runs": "Runs list (focused)", "nodes": "Node table (focused)"}
 
 
 SYMON_KEYS: tuple[Key, ...] = (
@@ -157,4 +157,41 @@ WORKSPACE_KEYS: tuple[Key, ...] = (
     Key("C", "grid(0,-1)", "", "", "Charts"),
     Key("r", "grid(1,0)", "r R", "More / fewer grid rows", "Charts"),
     Key("R", "grid(-1,0)", "", "", "Charts"),
+)
+
+
+CLUSTER_KEYS: tuple[Key, ...] = (
+    Key("h,question_mark,f1", "help", "h ? F1", "Show this help", "General", hint="help"),
+    Key("q,ctrl+c,f10", "quit", "q F10 ctrl+c", "Quit", "General", hint="quit"),
+    Key("p", "toggle_pause", "p", "Pause / resume the display (Prometheus is still asked)", "General", hint="pause"),
+    Key("tab", "cycle_focus(1)", "tab", "Focus nodes ↔ charts", "Focus", hint="focus"),
+    Key("shift+tab", "cycle_focus(-1)", "shift+tab", "Focus backwards", "Focus"),
+    Key("escape", "unfocus", "esc", "Leave the focused pane", "Focus"),
+    Key("l", "pick_labels", "l", "Pick the nodes the charts and the heatmap show", "Nodes", hint="nodes"),
+    Key("enter", "choose", "enter", "Node table: charts and heatmap show only this node (again: every node)", "Nodes", where="nodes"),
+    Key("f6", "choose_sort", "F6", "Sort nodes by any column (a chooser)", "Nodes", hint="sort"),
+    Key("less_than_sign", "sort_column(-1)", "< >", "Sort nodes by the column to the left / right", "Nodes"),
+    Key("greater_than_sign", "sort_column(1)", "", "", "Nodes"),
+    Key("t", "cycle_sort", "t", "Sort nodes by name → GPU% → hottest GPU → age → state", "Nodes"),
+    Key("f", "filter('nodes')", "f", "Filter the node table by name", "Nodes"),
+    Key("ctrl+f", "clear_filter('nodes')", "ctrl+f", "Clear the node table filter", "Nodes"),
+    Key("m", "cycle_heat_metric", "m", "Heatmap: GPU utilisation → temperature → memory → power", "Heatmap", hint="heatmap"),
+    Key("backslash", "filter('charts')", "\\", "Filter charts by title, key or node", "Charts", hint="filter"),
+    Key("ctrl+backslash", "clear_filter('charts')", "ctrl+\\", "Clear the chart filter", "Charts"),
+    Key("slash", "filter_focused", "/", "Filter the focused pane: the node table, else the charts", "Charts"),
+    Key("up,w", "move(0,-1)", "↑ w", "Focus the chart above (the node table moves its cursor)", "Charts"),
+    Key("down,s", "move(0,1)", "↓ s", "Focus the chart below", "Charts"),
+    Key("left,a", "move(-1,0)", "← a", "Focus the chart to the left", "Charts"),
+    Key("right,d", "move(1,0)", "→ d", "Focus the chart to the right", "Charts"),
+    Key("n,pagedown", "page(1)", "n pgdn", "Next page of charts (the node table: of nodes)", "Charts", hint="page"),
+    Key("N,pageup", "page(-1)", "N pgup", "Previous page", "Charts"),
+    Key("home", "page_to(0)", "home", "First page", "Charts"),
+    Key("end", "page_to(-1)", "end", "Last page", "Charts"),
+    Key("y", "cycle_mode", "y", "Focused chart: line → log Y → heatmap → spread across nodes", "Charts", hint="mode"),
+    Key("c", "grid(0,1)", "c C", "More / fewer grid columns", "Layout"),
+    Key("C", "grid(0,-1)", "", "", "Layout"),
+    Key("r", "grid(1,0)", "r R", "More / fewer grid rows", "Layout"),
+    Key("R", "grid(-1,0)", "", "", "Layout"),
+    Key("left_square_bracket", "toggle_pane('nodes')", "[", "Show / hide the node table", "Layout", hint="table"),
+    Key("right_square_bracket", "toggle_pane('heatmap')", "]", "Show / hide the GPU heatmap", "Layout"),
 )

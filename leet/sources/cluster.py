@@ -1,0 +1,369 @@
+"""``leet cluster``'s source: every node a Prometheus knows, as a shared run's labelled system metrics.
+
+A worker thread (``leet-cluster``) asks Prometheus, through
+``prometheus_api``, for what ``cluster_queries`` says:
+
+* once, at start: the last ``range_s`` seconds as ONE range query, its step
+  from the chart width (``set_width``, before ``start``);
+* then every ``interval`` seconds: ONE instant query holding every
+  expression, ``up`` included. So a round costs one query, two when the
+  history is loaded or a gap is filled after Prometheus was away.
+
+Series go to the store under run ``CLUSTER_RUN``, W&B key, node as the
+label (``SeriesKey("cluster", "gpu.0.gpu", "node7")``). When two targets of
+one node give the same key (leet serve's and node_exporter's
+``memory_percent`` on one host), one is kept: leet serve's, else
+DCGM-exporter's, else node_exporter's.
+
+``NodeBook`` keeps the rest: per node, up (every target of the node up)
+and since when, the time of its newest good scrape, and its latest values,
+for ``NodeState``. A node whose targets stop answering stays, down; one
+that appears joins. Prometheus failing (unreachable, slow, an error answer,
+a proxy's HTML) is a one-line ``PrometheusStatus.message`` and a retry after
+1, 2, 4… up to 30 seconds; the store and the node states keep what they had,
+and the gap is read back as a range when Prometheus answers again.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Mapping
+
+from leet.model.cluster import CLUSTER_RUN, DCGM_EXPORTER, LEET_SERVE, NODE_EXPORTER, NodeState, PrometheusStatus
+from leet.model.keys import join_label, natural_key
+from leet.model.store import Store
+from leet.sources.base import Listeners
+from leet.sources.cluster_queries import (
+    SCRAPED,
+    UP,
+    VALUE,
+    Naming,
+    QueryPlan,
+    Reading,
+    Target,
+    decode,
+    history_step,
+    marker_window,
+    rate_window,
+)
+from leet.sources.prometheus_api import PrometheusClient, PrometheusError
+
+DEFAULT_INTERVAL = 15.0
+DEFAULT_RANGE = 3600.0
+DEFAULT_WIDTH = 120  # chart cells, until set_width says otherwise
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 30.0
+HISTORY_TIMEOUT_FACTOR = 3.0  # a range query may take this many times the instant timeout
+# A range query that fails so is given up (live queries go on); others are retried.
+HISTORY_SKIPPED = frozenset({"refused", "too_big", "timeout"})
+# Which target's value wins when two of one node give a key.
+KIND_RANK = {LEET_SERVE: 0, DCGM_EXPORTER: 1, NODE_EXPORTER: 2}
+KIND_ORDER = (LEET_SERVE, NODE_EXPORTER, DCGM_EXPORTER)
+
+Batch = dict[str, tuple[list[float], list[float]]]
+
+
+@dataclass
+class _NodeUp:
+    up: bool | None = None
+    since: float | None = None
+
+
+class NodeBook:
+    """Targets, nodes and their latest values, fed decoded answers; no I/O, no threads."""
+
+    def __init__(self, naming: Naming) -> None:
+        self.naming = naming
+        self._up: dict[Target, bool] = {}
+        self._scraped: dict[Target, float] = {}  # the target's newest good scrape
+        self._values: dict[Target, dict[str, dict[str, float]]] = {}  # target -> node -> key -> value
+        self._nodes: dict[str, _NodeUp] = {}
+
+    def apply(self, readings: list[Reading], now: float | None = None) -> Batch:
+        """One answer's readings; returns what goes to the store, ``{key/l:node: (times, values)}``.
+
+        ``now`` marks an instant answer evaluated then: a known target that
+        has no ``up`` in it is gone from Prometheus, so down. A range answer
+        (``now`` None) replays every ``up`` point in time order.
+        """
+        self.naming.learn(readings)
+        batch = self._values_of(reading for reading in readings if reading.role == VALUE)
+        for reading in readings:
+            if reading.role == SCRAPED and reading.values:
+                self._scraped[reading.target] = max(self._scraped.get(reading.target, -math.inf), reading.values[-1])
+        events = [(t, r.target, v >= 1) for r in readings if r.role == UP and self.naming.known(r.target) for t, v in zip(r.times, r.values)]
+        if now is not None:
+            answered = {target for _, target, _ in events}
+            events += [(now, target, False) for target in self.naming.targets() if target not in answered]
+        self._replay(events)
+        return batch
+
+    def _values_of(self, readings: Iterable[Reading]) -> Batch:
+        chosen: dict[str, tuple[int, Reading]] = {}
+        fresh: dict[Target, dict[str, dict[str, float]]] = {}
+        for reading in readings:
+            node = self.naming.node_of(reading)
+            fresh.setdefault(reading.target, {}).setdefault(node, {})[reading.key] = reading.values[-1]
+            raw = join_label(reading.key, node)
+            rank = KIND_RANK.get(reading.kind, len(KIND_RANK))
+            if raw not in chosen or rank < chosen[raw][0]:
+                chosen[raw] = (rank, reading)
+        self._values.update(fresh)  # a target that answered: its values now; one that did not keeps its last
+        return {raw: (list(reading.times), list(reading.values)) for raw, (_, reading) in chosen.items()}
+
+    def _members(self) -> dict[str, list[Target]]:
+        members: dict[str, list[Target]] = {}
+        for target in self.naming.targets():
+            nodes = self._values.get(target) or {self.naming.node_of_target(target): {}}
+            for node in nodes:
+                members.setdefault(node, []).append(target)
+        return members
+
+    def _replay(self, events: list[tuple[float, Target, bool]]) -> None:
+        members = self._members()
+        of_target: dict[Target, list[str]] = {}
+        for node, targets in members.items():
+            for target in targets:
+                of_target.setdefault(target, []).append(node)
+        events.sort(key=lambda event: event[0])
+        i = 0
+        while i < len(events):
+            t = events[i][0]
+            touched: set[str] = set()
+            while i < len(events) and events[i][0] == t:
+                _, target, up = events[i]
+                self._up[target] = up
+                touched.update(of_target.get(target, ()))
+                i += 1
+            for node in touched:
+                known = [self._up[target] for target in members[node] if target in self._up]
+                state = self._nodes.setdefault(node, _NodeUp())
+                up = all(known)
+                if state.up is not up:
+                    state.up, state.since = up, t
+
+    # -- what the screen reads ----------------------------------------------------------
+
+    def values(self, node: str, targets: Iterable[Target] | None = None) -> dict[str, float]:
+        """The node's latest value of every key, the preferred kind's where two targets give one."""
+        chosen = self._members().get(node, []) if targets is None else list(targets)
+        merged: dict[str, float] = {}
+        for target in sorted(chosen, key=self._rank, reverse=True):  # the preferred last: its values win
+            merged.update(self._values.get(target, {}).get(node, {}))
+        return merged
+
+    def _rank(self, target: Target) -> int:
+        return min((KIND_RANK.get(kind, len(KIND_RANK)) for kind in self.naming.kinds.get(target, ())), default=len(KIND_RANK))
+
+    def states(self) -> tuple[NodeState, ...]:
+        found = []
+        for node, targets in self._members().items():
+            state = self._nodes.get(node, _NodeUp())
+            scraped = [self._scraped[target] for target in targets if target in self._scraped]
+            kinds = {kind for target in targets for kind in self.naming.kinds.get(target, ())}
+            found.append(
+                figures(
+                    NodeState(
+                        node=node,
+                        up=bool(state.up),
+                        since=state.since,
+                        last_scrape=max(scraped) if scraped else None,
+                        targets=tuple(kind for kind in KIND_ORDER if kind in kinds),
+                    ),
+                    self.values(node, targets),
+                )
+            )
+        return tuple(sorted(found, key=lambda state: natural_key(state.node)))
+
+
+def figures(state: NodeState, values: Mapping[str, float]) -> NodeState:
+    """The node table's figures from a node's latest values: GPUs, their mean utilisation, the hottest one, memory."""
+    gpus: set[str] = set()
+    utils: list[float] = []
+    hottest: tuple[float, str] | None = None
+    for key, value in values.items():
+        parts = key.split(".")
+        if len(parts) != 3 or parts[0] != "gpu" or not parts[1].isdigit():
+            continue
+        gpus.add(parts[1])
+        if not math.isfinite(value):
+            continue
+        if parts[2] == "gpu":
+            utils.append(value)
+        elif parts[2] == "temp" and (hottest is None or value > hottest[0]):
+            hottest = (value, parts[1])
+    memory = values.get("memory_percent")
+    return replace(
+        state,
+        gpus=len(gpus),
+        gpu_util_mean=sum(utils) / len(utils) if utils else None,
+        memory_percent=memory if memory is not None and math.isfinite(memory) else None,
+        hottest_gpu_temp=hottest[0] if hottest else None,
+        hottest_gpu=hottest[1] if hottest else None,
+    )
+
+
+class ClusterSource(Listeners):
+    """Nodes and series from one Prometheus, read on the ``leet-cluster`` thread.
+
+    ``step()`` is one round on the caller's thread (tests, ``--once``):
+    the history if it is due, then one instant query; it returns the
+    seconds to wait before the next round. ``range_s`` is how much history
+    is loaded (none with ``load_history=False``) and how far back a target's
+    kind and host name are looked for.
+    """
+
+    activity = "watching Prometheus"
+    thread_name = "leet-cluster"
+
+    def __init__(
+        self,
+        store: Store,
+        client: PrometheusClient,
+        *,
+        plan: QueryPlan | None = None,
+        interval: float = DEFAULT_INTERVAL,
+        range_s: float = DEFAULT_RANGE,
+        load_history: bool = True,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.store = store
+        self.run = CLUSTER_RUN
+        self.client = client
+        self.plan = plan or QueryPlan()
+        self.interval = float(interval)
+        self.range_s = float(range_s)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._book = NodeBook(Naming(self.plan.node_label))
+        self._width = DEFAULT_WIDTH
+        self._history_due = load_history and range_s > 0
+        self._gap_from: float | None = None  # data time before Prometheus went away
+        self._last_data: float | None = None
+        self._failures = 0
+        self._notes: tuple[str, ...] = ()
+        self._status = PrometheusStatus(url=client.display_url)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- what the screen reads ------------------------------------------------------------
+
+    def set_width(self, cells: int) -> None:
+        """Chart width in cells: the history's step is chosen for it (used when the history loads)."""
+        self._width = max(1, int(cells))
+
+    def nodes(self) -> tuple[NodeState, ...]:
+        with self._lock:
+            return self._book.states()
+
+    def labels(self) -> tuple[str, ...]:
+        return tuple(state.node for state in self.nodes())
+
+    def values(self, node: str) -> dict[str, float]:
+        """The latest value of each key of ``node`` (``--once``)."""
+        with self._lock:
+            return self._book.values(node)
+
+    def status(self) -> PrometheusStatus:
+        with self._lock:
+            return self._status
+
+    # -- the rounds ---------------------------------------------------------------------
+
+    def step(self) -> float:
+        started = time.monotonic()
+        skipped: str | None = None  # a range the server would not give, though it may answer
+        try:
+            if self._history_due:
+                now = self._clock()
+                skipped = self._read_range(now - self.range_s, now, "history")
+                self._history_due = skipped is not None
+            elif self._gap_from is not None:
+                gap_from, now = self._gap_from, self._clock()
+                if now - gap_from > 2 * self.interval:
+                    skipped = self._read_range(gap_from, now, "the gap")
+                self._gap_from = gap_from if skipped is not None else None
+            answer = self.client.query(self.plan.instant(self.interval, self.range_s))
+        except PrometheusError as error:
+            return self._failed(error)
+        if skipped is not None:
+            # The live query went through: that range is too big or too slow for this server. Given up.
+            self._notes, self._history_due, self._gap_from = (skipped,), False, None
+        decoded = decode(answer.result, self.plan.parts(rate_window(self.interval), marker_window(self.range_s)))
+        now = max((t for reading in decoded.readings for t in reading.times), default=self._clock())
+        with self._lock:
+            batch = self._book.apply(decoded.readings, now)
+        # One instant: one point a series, the store's cheap path.
+        self.store.append_many(self.run, now, {raw: values[-1] for raw, (_, values) in batch.items()})
+        self._last_data = now
+        self._succeeded(answer.elapsed_ms, answer.warnings)
+        return max(0.0, self.interval - (time.monotonic() - started))
+
+    def _read_range(self, start: float, end: float, what: str) -> str | None:
+        """Reads ``start``..``end`` into the store; what went wrong, when the server refused it or was too slow."""
+        step = history_step(end - start, self._width, self.interval)
+        expr = self.plan.ranged(self.interval, step)
+        try:
+            answer = self.client.query_range(expr, start, end, step, timeout=self.client.timeout * HISTORY_TIMEOUT_FACTOR)
+        except PrometheusError as error:
+            if error.kind not in HISTORY_SKIPPED:
+                raise
+            return f"{what} not loaded: {error}"
+        decoded = decode(answer.result, self.plan.parts(rate_window(self.interval, step), None))
+        with self._lock:
+            batch = self._book.apply(decoded.readings)
+        if batch:
+            self.store.extend_many(self.run, batch)
+        return None
+
+    def _succeeded(self, elapsed_ms: float, warnings: tuple[str, ...]) -> None:
+        self._failures = 0
+        with self._lock:
+            found = bool(self._book.naming.targets())
+            notes = self._notes + warnings
+            if not found:
+                where = f" matching {{{self.plan.selector}}}" if self.plan.selector else ""
+                notes += (f"no leet serve, node_exporter or DCGM-exporter series{where} in the last {self.range_s / 60:g} min",)
+            self._status = replace(
+                self._status, reachable=True, message="", last_query_ms=elapsed_ms, last_ok=self._clock(),
+                queries=self.client.requests, retry_in=None, notes=notes,
+            )
+
+    def _failed(self, error: PrometheusError) -> float:
+        self._failures += 1
+        if self._gap_from is None and self._last_data is not None and not self._history_due:
+            self._gap_from = self._last_data
+        delay = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (self._failures - 1))
+        with self._lock:
+            self._status = replace(self._status, reachable=False, message=str(error), queries=self.client.requests, retry_in=delay)
+        return delay
+
+    # -- the thread -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 1.0) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                delay = self.step()
+                self._notify()
+                self._stop.wait(delay)
+        except Exception as error:  # noqa: BLE001 - a bug must say so on screen, not end in silence
+            self.fail(error)
+
