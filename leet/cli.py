@@ -47,16 +47,9 @@ def say(message: object) -> None:
 
 
 def _positive_seconds(text: str) -> float:
-    from leet.config import ConfigError, check_interval
+    from leet.config import interval_flag
 
-    try:
-        value = float(text[:-2]) / 1000 if text.endswith("ms") else float(text.rstrip("s"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    try:
-        return check_interval(value, "--interval")
-    except ConfigError as error:  # the config's rule, so the flag and the file agree
-        raise argparse.ArgumentTypeError(str(error).removeprefix("--interval: ")) from None
+    return interval_flag(text)
 
 
 def _pid(text: str) -> int:

@@ -156,6 +156,20 @@ def check_interval(value: Any, where: str) -> float:
     return seconds
 
 
+def interval_flag(text: str) -> float:
+    """``--interval`` as argparse takes it: seconds, with an optional ``s``, or ``500ms``; the config's rule."""
+    import argparse
+
+    try:
+        value = float(text[:-2]) / 1000 if text.endswith("ms") else float(text.rstrip("s"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    try:
+        return check_interval(value, "--interval")
+    except ConfigError as error:  # so the flag and the file agree
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--interval: ")) from None
+
+
 def _check_theme(value: Any, where: str) -> str:
     if not isinstance(value, str) or value not in THEMES:
         raise ConfigError(f"{where}: unknown theme {value!r}; known themes: {', '.join(sorted(THEMES))}")

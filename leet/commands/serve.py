@@ -44,6 +44,12 @@ class _Refused(Exception):
         self.status = status
 
 
+def _seconds(text: str) -> float:
+    from leet.config import interval_flag  # late: --help stays light
+
+    return interval_flag(text)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bind", default=DEFAULT_BIND, metavar="ADDRESS", help=f"address to listen on (default {DEFAULT_BIND}; another machine's reach needs --token-file or --insecure)")
     parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
@@ -69,19 +75,6 @@ def _port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"not a port number (0 to 65535): {text!r}")
     return value
-
-
-def _seconds(text: str) -> float:
-    from leet.config import ConfigError, check_interval
-
-    try:
-        value = float(text[:-2]) / 1000 if text.endswith("ms") else float(text.rstrip("s"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    try:
-        return check_interval(value, "--interval")
-    except ConfigError as error:
-        raise argparse.ArgumentTypeError(str(error).removeprefix("--interval: ")) from None
 
 
 def say(message: object) -> None:
