@@ -15,6 +15,7 @@ app stops what it attached.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -136,3 +137,42 @@ class Listeners:
 
     def stop(self) -> None:  # pragma: no cover - every source gives its own
         raise NotImplementedError
+
+
+class Worker(Listeners):
+    """A source that reads on one daemon thread of its own: ``_loop`` runs there until ``stop()``.
+
+    ``start()`` is idempotent. An exception out of ``_loop`` ends the thread
+    through ``fail``, so the screen says why the data stopped.
+    """
+
+    thread_name = "leet-worker"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _loop(self) -> None:
+        raise NotImplementedError
+
+    @property
+    def running(self) -> bool:
+        """The worker thread is alive (False before start and after it stopped or failed)."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 1.0) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        try:
+            self._loop()
+        except Exception as error:  # noqa: BLE001 - a bug or an unforeseen input must not pass in silence
+            self.fail(error)

@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Mapping
 from leet.model.cluster import CLUSTER_RUN, DCGM_EXPORTER, LEET_SERVE, NODE_EXPORTER, NodeState, PrometheusStatus
 from leet.model.keys import join_label, natural_key
 from leet.model.store import Store
-from leet.sources.base import Listeners
+from leet.sources.base import Worker
 from leet.sources.cluster_queries import (
     SCRAPED,
     UP,
@@ -206,7 +206,7 @@ def figures(state: NodeState, values: Mapping[str, float]) -> NodeState:
     )
 
 
-class ClusterSource(Listeners):
+class ClusterSource(Worker):
     """Nodes and series from one Prometheus, read on the ``leet-cluster`` thread.
 
     ``step()`` is one round on the caller's thread (tests, ``--once``):
@@ -247,8 +247,6 @@ class ClusterSource(Listeners):
         self._failures = 0
         self._notes: tuple[str, ...] = ()
         self._status = PrometheusStatus(url=client.display_url)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     # -- what the screen reads ------------------------------------------------------------
 
@@ -344,26 +342,9 @@ class ClusterSource(Listeners):
 
     # -- the thread -------------------------------------------------------------------------
 
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
-            self._thread.start()
-
-    def stop(self, timeout: float = 1.0) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.is_set():
-                delay = self.step()
-                self._notify()
-                self._stop.wait(delay)
-        except Exception as error:  # noqa: BLE001 - a bug must say so on screen, not end in silence
-            self.fail(error)
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            delay = self.step()
+            self._notify()
+            self._stop.wait(delay)
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import threading
 import time
 
-from leet.sources.base import Listeners
+from leet.sources.base import Worker
 
 LOADING_REDRAW = 0.25  # seconds between change notices while the file is first read
 UI_WAIT = 3.0  # the longest a loader holds back for the first frame
 
 
-class Tailer(Listeners):
+class Tailer(Worker):
     poll_interval: float = 0.1
     thread_name = "leet-tail"
 
@@ -25,8 +25,6 @@ class Tailer(Listeners):
         super().__init__()
         self._ui_ready = threading.Event()
         self._ui_ready.set()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._steps = 0
 
     # -- what a subclass gives -------------------------------------------------
@@ -52,28 +50,7 @@ class Tailer(Listeners):
     def ui_ready(self) -> None:
         self._ui_ready.set()
 
-    @property
-    def running(self) -> bool:
-        """The worker thread is alive (False before start and after it stopped or failed)."""
-        return self._thread is not None and self._thread.is_alive()
-
     # -- the thread ------------------------------------------------------------------
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
-            self._thread.start()
-
-    def stop(self, timeout: float = 1.0) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        try:
-            self._loop()
-        except Exception as error:  # noqa: BLE001 - a bug or an unforeseen file must not pass in silence
-            self.fail(error)
-
     def _loop(self) -> None:
         unshown = False  # a change the listeners have not heard of yet
         told_at: float | None = None

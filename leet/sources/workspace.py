@@ -25,7 +25,7 @@ from leet.runfile.events import RunExit, StatsRow
 from leet.runfile.locate import RunNotFound
 from leet.runfile.reader import BLOCK_SIZE, ORPHAN_CHUNK, Chunked, RunFileError, read_records
 from leet.runfile.records import decode
-from leet.sources.base import Listeners
+from leet.sources.base import Worker
 from leet.sources.layout import RunDir, head_of, is_workspace, run_files, scan_runs, workspace_root  # noqa: F401 - re-exported
 from leet.sources.run import RunSource
 from leet.sources.shared import SharedRunSource
@@ -218,7 +218,7 @@ def _last(records: list[tuple[int, bytes]], kind: type):
     return None
 
 
-class WorkspaceSource(Listeners):
+class WorkspaceSource(Worker):
     """The runs of a folder, rescanned on a worker thread; selected runs load into one store."""
 
     def __init__(
@@ -241,8 +241,6 @@ class WorkspaceSource(Listeners):
         self._probes: dict[str, RunEntry] = {}  # per run directory
         self._entries: dict[str, RunEntry] = {}  # per run: a shared run's writers merged
         self._sources: dict[str, RunSource | SharedRunSource] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     # -- runs ------------------------------------------------------------------
     def refresh(self) -> bool:
@@ -339,14 +337,10 @@ class WorkspaceSource(Listeners):
     # -- the worker ----------------------------------------------------------------
 
 
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="leet-workspace", daemon=True)
-            self._thread.start()
-
     activity = "scanning"
+    thread_name = "leet-workspace"
 
-    def _run(self) -> None:
+    def _loop(self) -> None:
         while not self._stop.is_set():
             try:
                 changed = self.refresh()
@@ -360,11 +354,10 @@ class WorkspaceSource(Listeners):
                     self._notify()
             self._stop.wait(self.rescan)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 1.0) -> None:
         self._stop.set()
         for key in self.selected():
             source = self.source(key)
             if source is not None:
                 source.stop()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(1.0)
+        super().stop(timeout)
