@@ -212,14 +212,7 @@ def node_row(row: NodeRow, layout: Layout, style: str, width: int, ascii: bool =
 
 
 class NodeTable(ProcessTable, inherit_bindings=False):
-    """The nodes, sorted by any column; ``enter`` says which node was chosen."""
-
-    DEFAULT_CSS = """
-    NodeTable {
-        height: 1fr;
-        width: 1fr;
-    }
-    """
+    """The nodes, sorted by any column; ``enter`` says which node was chosen (sized as ``ProcessTable``)."""
 
     BINDINGS = [*LIST_BINDINGS, Binding("enter", "choose", "Only this node / all", show=False)]
     SORTS = NODE_SORTS
