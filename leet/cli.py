@@ -386,6 +386,9 @@ def run_cluster(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from leet.arenas import share_malloc_arenas
+
+    share_malloc_arenas()  # before any thread starts: resident memory stays flat for days
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
         return run_file(argv[0], argv[1:])
     if argv and argv[0] == "serve":  # a daemon: its own parser only, not the run-file modules inspect's loads
