@@ -75,7 +75,7 @@ def test_node_label_must_be_one_of_three():
 
 def test_every_selector_in_the_batch_carries_the_users_matchers():
     plan = QueryPlan(parse_selector('{job="gpu", zone=~"eu-.*"}'))
-    for batch in (plan.instant(15, 3600), plan.ranged(15, 30)):
+    for batch in (plan.instant(15, 3600), plan.ranged(15, 30), plan.latest(15, 3600)):
         selectors = re.findall(r"\{([^{}]*)\}", batch)
         assert len(selectors) >= 20
         assert all(body.endswith('job="gpu",zone=~"eu-.*"') for body in selectors), selectors
@@ -100,13 +100,13 @@ def test_the_batches_are_promql_prometheus_accepts(tmp_path):
     promtool = require_server("promtool")
     plan = QueryPlan(parse_selector('{job=~"gpu|node", cluster="a"}'), "hostname")
     rules = ["groups:", "  - name: leet", "    rules:"]
-    for name, expr in (("leet:instant", plan.instant(15, 3600)), ("leet:range", plan.ranged(15, 30))):
+    for name, expr in (("leet:instant", plan.instant(15, 3600)), ("leet:range", plan.ranged(15, 30)), ("leet:latest", plan.latest(15, 3600))):
         rules += [f"      - record: {name}", "        expr: |", f"          {expr}"]
     path = tmp_path / "rules.yml"
     path.write_text("\n".join(rules) + "\n")
     checked = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 2 rules found" in checked.stdout
+    assert "SUCCESS: 3 rules found" in checked.stdout
 
 
 def test_windows_and_history_steps():

@@ -80,7 +80,7 @@ def make_source(args: argparse.Namespace, environ: Mapping[str, str] | None = No
     where = endpoint(args.url, user=args.user, password_file=args.password_file, token_file=args.token_file, environ=environ)
     plan = QueryPlan(parse_selector(args.selector), args.node_label)
     client = PrometheusClient(where, timeout=args.timeout)
-    return ClusterSource(Store(), client, plan=plan, interval=args.interval, range_s=args.range, load_history=not args.once)
+    return ClusterSource(Store(), client, plan=plan, interval=args.interval, range_s=args.range, load_history=not args.once, last_values=args.once)
 
 
 # -- output ---------------------------------------------------------------------------

@@ -158,6 +158,10 @@ class NodeBook:
     def _rank(self, target: Target) -> int:
         return min((KIND_RANK.get(kind, len(KIND_RANK)) for kind in self.naming.kinds.get(target, ())), default=len(KIND_RANK))
 
+    def names(self) -> tuple[str, ...]:
+        """Every node's name, in the order ``states`` gives the nodes."""
+        return tuple(sorted(self._members(), key=natural_key))
+
     def states(self) -> tuple[NodeState, ...]:
         found = []
         for node, targets in self._members().items():
@@ -213,7 +217,8 @@ class ClusterSource(Worker):
     the history if it is due, then one instant query; it returns the
     seconds to wait before the next round. ``range_s`` is how much history
     is loaded (none with ``load_history=False``) and how far back a target's
-    kind and host name are looked for.
+    kind and host name are looked for; with ``last_values`` (``--once``) also
+    how far back a target that is down is looked for its last values.
     """
 
     activity = "watching Prometheus"
@@ -228,6 +233,7 @@ class ClusterSource(Worker):
         interval: float = DEFAULT_INTERVAL,
         range_s: float = DEFAULT_RANGE,
         load_history: bool = True,
+        last_values: bool = False,
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__()
@@ -242,6 +248,7 @@ class ClusterSource(Worker):
         self._book = NodeBook(Naming(self.plan.node_label))
         self._width = DEFAULT_WIDTH
         self._history_due = load_history and range_s > 0
+        self._last_values = last_values  # a down target keeps its last values (one answer, no history)
         self._gap_from: float | None = None  # data time before Prometheus went away
         self._last_data: float | None = None
         self._failures = 0
@@ -259,7 +266,8 @@ class ClusterSource(Worker):
             return self._book.states()
 
     def labels(self) -> tuple[str, ...]:
-        return tuple(state.node for state in self.nodes())
+        with self._lock:
+            return self._book.names()  # the names alone: no figures worked out for every node again
 
     def values(self, node: str) -> dict[str, float]:
         """The latest value of each key of ``node`` (``--once``)."""
@@ -285,7 +293,8 @@ class ClusterSource(Worker):
                 if now - gap_from > 2 * self.interval:
                     skipped = self._read_range(gap_from, now, "the gap")
                 self._gap_from = gap_from if skipped is not None else None
-            answer = self.client.query(self.plan.instant(self.interval, self.range_s))
+            ask = self.plan.latest if self._last_values else self.plan.instant
+            answer = self.client.query(ask(self.interval, self.range_s))
         except PrometheusError as error:
             return self._failed(error)
         if skipped is not None:

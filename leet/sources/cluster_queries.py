@@ -63,7 +63,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -74,8 +74,10 @@ from leet.model.keys import LABEL_SEPARATOR
 
 NODE_LABELS = ("instance", "hostname", "node")
 PART_LABEL = "leet_part"
+DCGM_FIELD_LABEL = "dcgm_field"  # the field's name, kept where a function drops __name__
 RATE_WINDOW_MIN = 60.0  # seconds; a rate needs two scrapes in its window
 MARKER_WINDOW_MIN = 300.0
+LATEST_EVALUATIONS = 240  # at most, per part, when --once looks back for a down target's last values
 MARKER_WINDOW_MAX = 3600.0
 MAX_POINTS = 11_000  # Prometheus refuses a range query of more points per series
 HOST_CPU_KEY = "cpu.percent"
@@ -196,7 +198,7 @@ def _leet_key(labels: Mapping[str, str]) -> tuple[str, float] | None:
 
 
 def _dcgm_key(labels: Mapping[str, str]) -> tuple[str, float] | None:
-    field_name = labels.get("__name__", "")
+    field_name = labels.get("__name__") or labels.get(DCGM_FIELD_LABEL, "")
     name = DCGM_FIELDS.get(field_name)
     index = gpu_index(labels)
     if name is None or not index:
@@ -230,10 +232,25 @@ class QueryPlan:
         matchers = [*own, self.selector] if self.selector else list(own)
         return f"{name}{{{','.join(matchers)}}}"
 
-    def parts(self, rate_window: float, marker_window: float | None) -> tuple[Part, ...]:
-        """Every expression; ``marker_window`` None (a range query) reads the info series as they are."""
+    def parts(self, rate_window: float, marker_window: float | None, last: tuple[float, float] | None = None) -> tuple[Part, ...]:
+        """Every expression; ``marker_window`` None (a range query) reads the info series as they are.
+
+        With ``last`` (window, resolution), a value a target no longer gives
+        (it is down) is its newest within the window: straight from the
+        samples for leet serve's series, through a subquery evaluated every
+        ``resolution`` seconds for computed ones. The others are as they are
+        now (``or`` matches label sets without the metric name).
+        """
         v, w = self.v, seconds(rate_window)
         by = "job, instance, node"
+
+        def newest(selector: str) -> str:
+            return selector if last is None else f"last_over_time({selector}[{seconds(last[0])}])"
+
+        def computed(expr: str) -> str:
+            if last is None:
+                return expr
+            return f"({expr}) or last_over_time(({expr})[{seconds(last[0])}:{seconds(last[1])}])"
 
         def marker(expr: str) -> str:
             return expr if marker_window is None else f"last_over_time({expr}[{seconds(marker_window)}])"
@@ -251,9 +268,9 @@ class QueryPlan:
         real_if = f'device!~"{VIRTUAL_INTERFACES}"'
         real_disk = f'device!~"{VIRTUAL_DISKS}"'
         cpu_idle = rate("node_cpu_seconds_total", 'mode=~"idle|iowait"')
-        return (
-            Part("leet", LEET_SERVE, VALUE, leet, _leet_key),
-            Part("leet_cpu", LEET_SERVE, VALUE, f"avg by ({by}) ({leet_cores})", _fixed(HOST_CPU_KEY)),
+        parts = (
+            Part("leet", LEET_SERVE, VALUE, newest(leet), _leet_key),
+            Part("leet_cpu", LEET_SERVE, VALUE, f"avg by ({by}) ({newest(leet_cores)})", _fixed(HOST_CPU_KEY)),
             Part("leet_host", LEET_SERVE, MARKER, marker(v("leet_host_info"))),
             Part(
                 "node_cpu", NODE_EXPORTER, VALUE,
@@ -281,7 +298,7 @@ class QueryPlan:
             Part("node_tx", NODE_EXPORTER, VALUE, f"sum by ({by}) ({rate('node_network_transmit_bytes_total', real_if)})",
                  _fixed("network.sentBps")),
             Part("node_host", NODE_EXPORTER, MARKER, marker(v("node_uname_info"))),
-            Part("dcgm", DCGM_EXPORTER, VALUE, dcgm, _dcgm_key),
+            Part("dcgm", DCGM_EXPORTER, VALUE, f'label_replace({dcgm}, "{DCGM_FIELD_LABEL}", "$1", "__name__", "(.+)")', _dcgm_key),
             Part("dcgm_mem", DCGM_EXPORTER, VALUE, f"100 * {fb_used} / ({fb_used} + {fb_free})", _dcgm_memory_key),
             Part(
                 "dcgm_host", DCGM_EXPORTER, MARKER,
@@ -290,9 +307,17 @@ class QueryPlan:
             Part("up", "", UP, v("up")),
             Part("scraped", "", SCRAPED, f"timestamp({v('up')}) and on (job, instance) ({v('up')} == 1)"),
         )
+        return tuple(
+            replace(part, expr=computed(part.expr)) if part.role == VALUE and part.kind != LEET_SERVE else part for part in parts
+        )
 
-    def batch(self, rate_window: float, marker_window: float | None) -> str:
-        return join_parts(self.parts(rate_window, marker_window))
+    def batch(self, rate_window: float, marker_window: float | None, last: tuple[float, float] | None = None) -> str:
+        return join_parts(self.parts(rate_window, marker_window, last))
+
+    def latest(self, interval: float, range_s: float) -> str:
+        """One instant query in which a target that is down still gives its last values (``leet cluster --once``)."""
+        window = marker_window(range_s)
+        return self.batch(rate_window(interval), window, last=(window, max(interval, window / LATEST_EVALUATIONS)))
 
     def instant(self, interval: float, range_s: float) -> str:
         """The live batch: one instant query."""
