@@ -5,7 +5,8 @@ def test_window_starts_narrow_and_doubles():
     assert tail_window(100.0, 100.0, 600) == (100.0, 160.0)
     assert tail_window(100.0, 150.0, 600) == (100.0, 160.0)
     assert tail_window(100.0, 170.0, 600) == (100.0, 220.0)
-    assert tail_window(100.0, 500.0, 600) == (100.0, 580.0)
+    assert tail_window(100.0, 300.0, 600) == (100.0, 340.0)
+    assert tail_window(100.0, 500.0, 600) == (100.0, 700.0)  # 480 s would leave less than a quarter: the full span
     assert tail_window(100.0, 650.0, 600) == (100.0, 700.0)
 
 

@@ -1,7 +1,8 @@
 """Which stretch of time a live chart shows.
 
 The window starts narrow so the first samples fill the chart, doubles as data
-arrives, and once it reaches its full span it moves forward in quarter-span
+arrives (straight to the full span once less than a quarter of it is left),
+and once it reaches its full span it moves forward in quarter-span
 jumps instead of sliding every tick. Between jumps only the newest columns of
 a chart change, which is what keeps repaints (and SSH traffic) small.
 """
@@ -21,6 +22,8 @@ def tail_window(first: float, now: float, span: float, min_span: float = MIN_SPA
         width = min(span, min_span)
         while width < elapsed:
             width = min(span, width * 2)
+        if span - width < span / 4:
+            width = span  # the last widening, as big as a jump forward: one relayout fewer
         return first, first + width
     step = span / 4
     jumps = math.ceil((elapsed - span) / step)
