@@ -274,14 +274,14 @@ def memory_soak(args: argparse.Namespace) -> int:
                 return 1
             rss, _ = memory_mib(terminal.pid)
             series.append((next_sample - started, rss))
-            print(f"  {next_sample - started:6.0f} s  {rss:7.1f} MiB", flush=True)
+            print(f"  {next_sample - started:6.0f} s  {rss:7.2f} MiB", flush=True)
             next_sample += 10
         _, hwm = memory_mib(terminal.pid)
         ticks = cpu_ticks(terminal.pid) or 0
     values = [rss for _, rss in series]
     half = values[len(values) // 2 :]
     print(f"\nRSS first {values[0]:.1f} MiB · last {values[-1]:.1f} MiB · min {min(values):.1f} · max {max(values):.1f} · peak (VmHWM) {hwm:.1f} MiB")
-    print(f"growth: {values[-1] - values[0]:+.1f} MiB over the run, {half[-1] - half[0]:+.1f} MiB over the second half")
+    print(f"growth: {values[-1] - values[0]:+.2f} MiB over the run, {half[-1] - half[0]:+.2f} MiB over the second half")
     print(f"CPU over the whole run: {100.0 * ticks / CLK_TCK / (minutes * 60):.1f} % of one core · load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
