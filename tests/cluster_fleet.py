@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from prometheus_client.parser import text_string_to_metric_families
-from test_openmetrics import DCGM_PAGE, DIRECT, FixtureServer, free_port, require_server, running
+from test_openmetrics import DCGM_PAGE, DIRECT, FixtureServer, free_port, require_server, running, stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_GPUS = ROOT / "benchmarks" / "fake_gpus.py"
@@ -114,15 +114,6 @@ class Serve:
             del self.pages[:-120]
 
 
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
 
 def serve_command(label: str, port: int, gpus: int) -> list[str]:
     return [
@@ -197,7 +188,7 @@ class Fleet:
         log = (self.home / f"serve-{label}.log").open("wb")
         self._stack.callback(log.close)
         process = subprocess.Popen(serve_command(label, port, gpus), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, **NO_CONFIG})
-        self._stack.callback(stop, process)
+        self._stack.callback(stop_process, process)
         serve = Serve(label, port, process)
         self.serves[label] = serve
         return serve

@@ -161,12 +161,18 @@ def running(command: list[str], ready_url: str, log: Path) -> Iterator[subproces
                 pytest.fail(f"{exc}\n{log.read_text(errors='replace')[-2000:]}", pytrace=False)
             yield process
         finally:
-            process.terminate()
-            try:
-                process.wait(5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process, 5)
+
+
+def stop_process(process: subprocess.Popen, seconds: float = 10) -> None:
+    """SIGTERM, then SIGKILL if it is still there after ``seconds``."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 @pytest.fixture(scope="module")

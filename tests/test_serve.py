@@ -27,7 +27,7 @@ from typing import Iterator
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 from prometheus_client.parser import text_string_to_metric_families
-from test_openmetrics import DIRECT, free_port, require_server, running
+from test_openmetrics import DIRECT, free_port, require_server, running, stop_process
 from test_serve_names import EVERY_KEY
 
 from collectors.base import Collector, CollectorStatus, Health, Probe, Sample
@@ -308,7 +308,7 @@ def test_a_token_file_guards_the_page(tmp_path):
         assert status == 401 and headers["WWW-Authenticate"].startswith("Bearer")
         assert fetch(url, {"Authorization": "Bearer t0ken-for-tests"})[0] == 200
     finally:
-        _stop(process)
+        stop_process(process)
 
 
 def test_sigterm_stops_cleanly_with_status_0(tmp_path):
@@ -319,7 +319,7 @@ def test_sigterm_stops_cleanly_with_status_0(tmp_path):
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=10)
     finally:
-        _stop(process)
+        stop_process(process)
     assert process.returncode == 0, stderr.decode()
     assert b"Traceback" not in stderr
     with socket.socket() as sock:  # the port is free again, as a restart would bind it
@@ -336,7 +336,7 @@ def test_sigint_stops_cleanly_too():
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=10)
     finally:
-        _stop(process)
+        stop_process(process)
     assert process.returncode == 0 and b"Traceback" not in stderr, stderr.decode()
 
 
@@ -358,7 +358,7 @@ def test_an_exposed_bind_with_a_token_serves(tmp_path):
         status, _ = _first_answer(f"http://127.0.0.1:{port}/metrics", process)
         assert status == 401
     finally:
-        _stop(process)
+        stop_process(process)
 
 
 def test_insecure_serves_an_exposed_bind_without_a_token():
@@ -369,7 +369,7 @@ def test_insecure_serves_an_exposed_bind_without_a_token():
         status, _ = _first_answer(f"http://127.0.0.1:{port}/metrics", process)
         assert status == 200
     finally:
-        _stop(process)
+        stop_process(process)
 
 
 @pytest.mark.parametrize("text", ["", "   \n", "two words", "caf\u00e9"])
@@ -473,11 +473,3 @@ def _first_answer(url: str, process: subprocess.Popen, seconds: float = 20.0) ->
     pytest.fail(f"{url} did not answer within {seconds:g} s", pytrace=False)
 
 
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
