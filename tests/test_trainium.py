@@ -363,10 +363,10 @@ def test_the_hub_shows_the_wait_then_the_values(neuron, monkeypatch, tmp_path):
     hub.subscribe(samples.append)
     hub.start()
     try:
-        wait_for(lambda: samples, what="a sweep")
-        first = samples[0].status[0]
-        assert first.health is Health.FAILING
-        assert first.reason.startswith("RuntimeError: waiting for neuron-monitor's first report")
+        # A call still under way on a loaded machine reads as OK in the sweeps that go out meanwhile.
+        waiting = wait_for(lambda: [s.status[0] for s in samples if s.status[0].health is Health.FAILING], what="the wait in a sweep")[0]
+        assert waiting.reason.startswith("RuntimeError: waiting for neuron-monitor's first report")
+        assert not any(s.values for s in samples)  # nothing to show before the first report
         gate.touch()
         good = wait_for(lambda: [s for s in samples if s.values], what="values through the hub")[0]
         assert dict(good.values) == REPORT_1_ALL_CORES
