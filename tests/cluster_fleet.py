@@ -240,6 +240,11 @@ class Fleet:
         answer = json.loads(fetch_text(f"{self.prometheus_url}/api/v1/query?{body}"))
         return answer["data"]["result"]
 
+    def last_scraped(self, serve: Serve) -> Page:
+        """The last value Prometheus holds of each W&B key ``serve`` served, as a page (base units)."""
+        found = self.query(f'last_over_time({{instance="{serve.address}",wandb_key!=""}}[15m])')
+        return Page(0.0, "", {row["metric"]["wandb_key"]: float(row["value"][1]) for row in found})
+
     def wait_for_query(self, expr: str, what: str, seconds: float = 45.0) -> None:
         wait_until(lambda: bool(self.query(expr)), seconds, what, poll=0.2)
 

@@ -15,6 +15,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -124,7 +125,10 @@ class FixtureServer:
         return self
 
     def stop(self) -> None:
-        self._httpd.shutdown()
+        # shutdown() waits for serve_forever's loop to notice: wait for it a while, never for ever.
+        stopping = threading.Thread(target=self._httpd.shutdown, daemon=True)
+        stopping.start()
+        stopping.join(5)
         self._httpd.server_close()
 
 
@@ -165,14 +169,17 @@ def running(command: list[str], ready_url: str, log: Path) -> Iterator[subproces
 
 
 def stop_process(process: subprocess.Popen, seconds: float = 10) -> None:
-    """SIGTERM, then SIGKILL if it is still there after ``seconds``."""
+    """SIGTERM, then SIGKILL if it is still there after ``seconds``; never waits without end."""
     if process.poll() is None:
         process.terminate()
         try:
             process.wait(seconds)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait()
+            try:
+                process.wait(seconds)
+            except subprocess.TimeoutExpired:
+                print(f"pid {process.pid} ({process.args[0]}) still there {seconds:g} s after SIGKILL", file=sys.stderr)
 
 
 @pytest.fixture(scope="module")
