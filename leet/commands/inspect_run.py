@@ -39,6 +39,7 @@ from leet.runfile.events import (
     HistoryRow,
     MetricDefinition,
     OtherRecord,
+    RunAlert,
     RunExit,
     RunInfo,
     StatsRow,
@@ -248,6 +249,8 @@ def describe(item: Decoded) -> str:
         return _names(event.fields, 5)
     if isinstance(event, RunExit):
         return f"exit code {event.exit_code}, runtime {_duration(event.runtime or 0)}"
+    if isinstance(event, RunAlert):
+        return _short(f"{event.level} {event.title}: {event.text}")
     if isinstance(event, MetricDefinition):
         axis = f" against {safe_text(event.step_metric)}" if event.step_metric else ""
         return f"{safe_text(event.name or event.glob_name)}{axis}"
@@ -265,8 +268,6 @@ def _other_hint(event: OtherRecord) -> str:
         return f"written by wandb {safe_text(str(fields.get('version_info', {}).get('producer', '?')))}"
     if event.kind == "files":
         return _names(str(entry.get("path", "")) for entry in fields.get("files", []))
-    if event.kind == "alert":
-        return _short(f"{fields.get('title', '')}: {fields.get('text', '')}")
     return _names(fields) if fields else ""
 
 

@@ -26,6 +26,7 @@ from leet.runfile.events import (
     HistoryRow,
     MetricDefinition,
     OtherRecord,
+    RunAlert,
     RunExit,
     RunInfo,
     StatsRow,
@@ -447,6 +448,12 @@ def _metric(metric: Any) -> MetricDefinition:
     )
 
 
+def _alert(alert: Any) -> RunAlert:
+    # wait_duration is in milliseconds (the SDK sends seconds × 1000); a writer's garbage is no wait.
+    wait = alert.wait_duration / 1000.0 if alert.wait_duration > 0 else 0.0
+    return RunAlert(title=alert.title, text=alert.text, level=alert.level or "INFO", wait_s=wait)
+
+
 _CONVERTERS: dict[str, Callable[[Any], Event]] = {
     "history": _history,
     "stats": _stats,
@@ -458,6 +465,7 @@ _CONVERTERS: dict[str, Callable[[Any], Event]] = {
     "output": _console,
     "exit": _exit,
     "metric": _metric,
+    "alert": _alert,
 }
 
 

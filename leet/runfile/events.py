@@ -90,6 +90,16 @@ class RunExit:
 
 
 @dataclass(frozen=True)
+class RunAlert:
+    """From ``run.alert()``: the run asked for someone to be told something."""
+
+    title: str
+    text: str
+    level: str = "INFO"  # wandb.AlertLevel's name: INFO, WARN or ERROR
+    wait_s: float = 0.0  # wait_duration: the same title is not sent again sooner than this
+
+
+@dataclass(frozen=True)
 class MetricDefinition:
     """From ``run.define_metric``: which x-axis a metric (or a glob of metrics) is plotted against."""
 
@@ -125,5 +135,6 @@ class OtherRecord:
 
 
 Event = Union[
-    RunInfo, HistoryRow, StatsRow, SummaryUpdate, ConfigUpdate, ConsoleOutput, Environment, RunExit, MetricDefinition, DataLoss, OtherRecord
+    RunInfo, HistoryRow, StatsRow, SummaryUpdate, ConfigUpdate, ConsoleOutput, Environment, RunExit, RunAlert, MetricDefinition, DataLoss,
+    OtherRecord,
 ]
