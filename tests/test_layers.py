@@ -21,6 +21,8 @@ WALLS = {
     "leet/commands": ("leet.ui.app", "leet.ui.screens", "leet.ui.driver", "leet.testing", "textual"),
     # What leet serve exports: keys, catalog and samples in, Prometheus pages out; no screen, no sources.
     "leet/export": ("leet.sources", "leet.ui", "leet.commands", "leet.testing", "widgets", "textual"),
+    # Alerts are judged and sent without a screen: leet watch runs them headless.
+    "leet/alerts": ("leet.ui", "leet.commands", "leet.testing", "widgets", "textual"),
 }
 
 
