@@ -62,14 +62,14 @@ def _pid(text: str) -> int:
     return value
 
 
-COMMANDS = ("symon", "serve", "cluster", "inspect")
+COMMANDS = ("symon", "serve", "cluster", "watch", "inspect")
 
 
 def build_parser() -> _Parser:
     parser = _Parser(
         prog="leet",
         description=DESCRIPTION,
-        usage="leet [-h] [--version] {symon,serve,cluster,inspect} ... | leet PATH [--label GLOBS]",
+        usage="leet [-h] [--version] {symon,serve,cluster,watch,inspect} ... | leet PATH [--label GLOBS]",
         epilog="leet PATH opens a W&B run (a run-*.wandb file or an offline run directory; every writer of a shared-mode run) "
         "or a folder of runs. --label rank0,rank3 shows only those nodes (globs allowed).",
     )
@@ -109,6 +109,7 @@ def build_parser() -> _Parser:
     symon.add_argument("--json", action="store_true", help="with --once or --backends: print JSON")
     serve = _serve_parser(commands.add_parser("serve", prog=SERVE_PROG, help="serve this host's metrics to Prometheus", description=SERVE_DESCRIPTION))
     parser.commands["cluster"] = _cluster_parser(commands)
+    parser.commands["watch"] = _watch_parser(commands.add_parser("watch", prog="leet watch", help="send alerts: runs finished, failed, crashed, wandb.alert(), nodes lost, thresholds"))
     inspect = commands.add_parser("inspect", prog="leet inspect", help="print the records of a W&B run file", description="Print the records of a W&B run file (.wandb) or run directory; works in pipes.")
     from leet.commands.inspect_run import add_arguments
 
@@ -124,6 +125,14 @@ SERVE_DESCRIPTION = "Sweep this host's collectors headless and serve every metri
 def _serve_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     from leet.commands.serve import add_arguments
 
+    add_arguments(parser)
+    return parser
+
+
+def _watch_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    from leet.commands.watch import DESCRIPTION, add_arguments
+
+    parser.description = DESCRIPTION
     add_arguments(parser)
     return parser
 
@@ -395,6 +404,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from leet.commands.serve import run as serve
 
         return serve(_serve_parser(_Parser(prog=SERVE_PROG, description=SERVE_DESCRIPTION)).parse_args(argv[1:], argparse.Namespace(command="serve")))
+    if argv and argv[0] == "watch":  # a daemon too: its own parser only
+        from leet.commands.watch import PROG
+        from leet.commands.watch import run as watch
+
+        return watch(_watch_parser(_Parser(prog=PROG)).parse_args(argv[1:], argparse.Namespace(command="watch")))
     parser = build_parser()
     if argv and argv[0] in COMMANDS:  # its own parser: usage and errors say ``leet symon``, not the top level
         args = parser.commands[argv[0]].parse_args(argv[1:], argparse.Namespace(command=argv[0]))

@@ -120,6 +120,7 @@ class Config:
     open_metrics_filters: MetricFilter | None = None  # None: capture everything
     open_metrics_http_headers: tuple[tuple[str, str], ...] = ()
     dcgm_exporter: str | None = None
+    alerts: Any = None  # leet.alerts.settings.AlertSettings from the [alerts] table; None: none given
     source: str = field(default="defaults", compare=False)
 
 
@@ -359,12 +360,17 @@ def _from_mapping(base: Config, data: Mapping[str, Any], where: str) -> Config:
 def read_file(path: Path, must_exist: bool = False) -> Mapping[str, Any]:
     """The settings in ``path``, {} when there is no such file (unless ``must_exist``: a file named
     on the command line); one that cannot be used is a ConfigError."""
+    text = _read_text(path, must_exist)
+    return {} if text is None else _parse_toml(text, path)
+
+
+def _read_text(path: Path, must_exist: bool) -> str | None:
     try:
         data = read_regular(path, MAX_FILE_BYTES + 1)  # a FIFO or a device is refused, never waited on
     except FileNotFoundError:
         if must_exist:
             raise ConfigError(f"config file {path} does not exist") from None
-        return {}
+        return None
     except NotRegularFile as error:
         raise ConfigError(f"config file {error}") from None
     except OSError as error:
@@ -372,13 +378,25 @@ def read_file(path: Path, must_exist: bool = False) -> Mapping[str, Any]:
     if len(data) > MAX_FILE_BYTES:
         raise ConfigError(f"config file {path}: larger than {MAX_FILE_BYTES >> 20} MiB, so not a config file")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError(f"config file {path}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})") from None
+
+
+def _parse_toml(text: str, path: Path) -> Mapping[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"config file {path}: not valid TOML: {error}") from None
+
+
+def _alert_settings(table: Any, path: Path, text: str) -> Any:
+    from leet.alerts.settings import AlertSettingsError, parse_alerts  # only a config with [alerts] pays for it
+
+    try:
+        return parse_alerts(table, f"config file {path}", text)
+    except AlertSettingsError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _environ_value(name: str, text: str) -> tuple[str, Any]:
@@ -501,7 +519,12 @@ def load(
     """
     environ = os.environ if environ is None else environ
     path = path or config_path(environ)
-    config = _from_mapping(Config(), read_file(path, must_exist), f"config file {path}")
+    text = _read_text(path, must_exist)
+    data = dict(_parse_toml(text, path)) if text is not None else {}
+    alerts = data.pop("alerts", None)
+    config = _from_mapping(Config(), data, f"config file {path}")
+    if alerts is not None:
+        config = replace(config, alerts=_alert_settings(alerts, path, text or ""))
     config = replace(config, source=str(path))
     config = _from_environ(config, environ)
     for name, value in (overrides or {}).items():

@@ -57,7 +57,7 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
 # -- usage -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["symon", "serve", "cluster", "inspect"])
+@pytest.mark.parametrize("command", ["symon", "serve", "cluster", "watch", "inspect"])
 def test_a_subcommand_names_itself_in_its_usage_and_errors(command):
     result = leet(command, "--no-such-flag")
     assert result.returncode == 2
@@ -69,7 +69,7 @@ def test_a_subcommand_names_itself_in_its_usage_and_errors(command):
 
 def test_the_top_level_usage_is_unchanged():
     result = leet("--no-such-flag")
-    assert result.returncode == 2 and result.stderr.startswith("usage: leet [-h] [--version] {symon,serve,cluster,inspect}")
+    assert result.returncode == 2 and result.stderr.startswith("usage: leet [-h] [--version] {symon,serve,cluster,watch,inspect}")
 
 
 # -- symon settings ---------------------------------------------------------------------------

@@ -412,7 +412,7 @@ def test_serve_help_is_light_and_serving_loads_no_textual():
         "try:\n    main(['serve', '--help'])\nexcept SystemExit:\n    pass\n"
         "print('HELP', [m for m in ('textual', 'psutil', 'pynvml', 'prometheus_client') if m in sys.modules])\n"
         "from leet.commands import serve; from leet.export import exposition, http, names\n"
-        "serve._collectors(serve._config(serve.argparse.Namespace(openmetrics=None, openmetrics_filter=None, openmetrics_header=None, "
+        "serve.headless_collectors(serve._config(serve.argparse.Namespace(openmetrics=None, openmetrics_filter=None, openmetrics_header=None, "
         "dcgm_exporter=None, interval=None, label=None, disk_paths=None, gpu_ids=None, config=None)), True)\n"
         "print('SERVE', [m for m in sys.modules if m.startswith(('textual', 'leet.ui'))])\n"
     )

@@ -19,6 +19,7 @@ from wandb_runs import (
     LiveRun,
     MadeRun,
     SharedRun,
+    make_alert_run,
     make_basic_run,
     make_console_run,
     make_corrupted_copy,
@@ -47,6 +48,11 @@ def console_run(wandb_runs_root: Path) -> MadeRun:
 @pytest.fixture(scope="session")
 def failed_run(wandb_runs_root: Path) -> MadeRun:
     return make_failed_run(wandb_runs_root / "failed")
+
+
+@pytest.fixture(scope="session")
+def alert_run(wandb_runs_root: Path) -> MadeRun:
+    return make_alert_run(wandb_runs_root / "alerts")
 
 
 @pytest.fixture(scope="session")

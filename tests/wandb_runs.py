@@ -192,6 +192,8 @@ for action, arg in PARAMS["actions"]:
         time.sleep(arg)
     elif action == "define_metric":
         run.define_metric(**arg)
+    elif action == "alert":
+        run.alert(**arg)
 run.finish(exit_code=PARAMS["exit_code"])
 '''
 
@@ -457,6 +459,21 @@ def make_failed_run(root: Path, exit_code: int = 3, *, run_id: str | None = None
         _settle(),
     ]
     return _scripted_run(root, run_id or new_run_id("failed"), actions, exit_code=exit_code)
+
+
+ALERT_CALLS = (
+    {"title": "Loss exploded", "text": "loss is 1e9 at step 3", "level": "ERROR", "wait_duration": 300},
+    {"title": "Checkpoint saved", "text": "step 3", "level": "INFO"},
+    {"title": "Loss exploded", "text": "loss is 2e9 at step 4", "level": "ERROR", "wait_duration": 300},
+)
+
+
+def make_alert_run(root: Path, *, exit_code: int = 0, run_id: str | None = None) -> MadeRun:
+    """A run that calls ``run.alert()`` three times (``ALERT_CALLS``: the third repeats the first's title
+    inside its wait_duration), logs ``loss`` over 0.5 on two steps, and exits with ``exit_code``."""
+    actions: list[Action] = [("log", {"loss": 0.2}), ("log", {"loss": 0.9}), ("log", {"loss": 1.5})]
+    actions += [("alert", call) for call in ALERT_CALLS[:2]] + [("log", {"loss": 0.1}), ("alert", ALERT_CALLS[2])]
+    return _scripted_run(root, run_id or new_run_id("alerts"), actions, exit_code=exit_code)
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,7 @@ def _serve(args: argparse.Namespace, wake: socket.socket) -> int:
         server = make_server(family, address, metrics_app(exposition, token))
     except OSError as error:
         raise _Refused(f"cannot listen on {_where(address)}: {error.strerror or error}", status=1) from None
-    hub = _hub(config, args.use_cgroup)
+    hub = headless_hub(config, args.use_cgroup)
     try:
         hub.subscribe(lambda sample: exposition.update(sample, max(0.0, time.time() - sample.timestamp)))
         hub.start()
@@ -227,7 +227,7 @@ def _token(path: str) -> str:
     return token
 
 
-def _collectors(config: Config, use_cgroup: bool) -> list[Collector]:
+def headless_collectors(config: Config, use_cgroup: bool) -> list[Collector]:
     """What ``leet symon`` sweeps, less what only its screen reads (no process table, no host facts)."""
     from collectors.accelerators import accelerator_collectors, exporter_collectors
     from collectors.host import host_collectors
@@ -241,11 +241,11 @@ def _collectors(config: Config, use_cgroup: bool) -> list[Collector]:
     return collectors
 
 
-def _hub(config: Config, use_cgroup: bool):  # -> collectors.hub.Hub
+def headless_hub(config: Config, use_cgroup: bool):  # -> collectors.hub.Hub
     from collectors.hub import Hub
 
     # No hub label: a key's own /l: label (DCGM's node) stays its node, and the rest get --label.
-    return Hub(_collectors(config, use_cgroup), interval=config.interval, warmup=0.2)
+    return Hub(headless_collectors(config, use_cgroup), interval=config.interval, warmup=0.2)
 
 
 def _where(address: tuple[Any, ...]) -> str:

@@ -1,0 +1,369 @@
+"""``leet watch PATH... [--symon]``: alerts without a screen.
+
+It follows run files and folders of runs (new runs join), and with
+``--symon`` this host's live metrics, and tells what happens: each alert is
+a line on stdout (JSON with ``--json``) and goes to the sinks the settings
+and flags name (Apprise URLs, webhooks, commands), each on a thread of its
+own. What was sent is kept in a ledger under the user's state directory, so
+a restart never sends an alert again; what a file already held when it was
+first watched is nobody's news. ``wandb.alert``'s ``wait_duration`` keeps a
+title quiet for that long; a rule's ``cooldown`` does the same for it.
+
+Exit status: 0 after SIGTERM or SIGINT (or ``--once``), 2 for a bad setting
+or nothing to watch. No Textual here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, TextIO
+
+if TYPE_CHECKING:  # loaded when the command runs: ``leet --help`` stays light
+    from leet.alerts.delivery import Delivery
+    from leet.alerts.events import Alert
+    from leet.alerts.follow import Follower
+    from leet.alerts.ledger import Ledger
+    from leet.alerts.settings import AlertSettings, SinkSpec
+    from leet.alerts.thresholds import ThresholdWatch
+
+PROG = "leet watch"
+DESCRIPTION = (
+    "Follow runs, folders of runs and (--symon) this host, and send alerts: a run finished, failed or crashed, "
+    "a wandb.alert() call, a node of a shared run lost, a threshold rule crossed."
+)
+TICK = 0.25  # seconds between looks at the files: well inside the second an alert may take
+SAVE_EVERY = 2.0  # seconds between ledger writes for offsets alone
+STDOUT = "stdout"  # the ledger's name for the lines printed
+
+
+class _Refused(Exception):
+    """A setting that stops the command before it starts; ``detail``: lines shown under it as they are (a caret)."""
+
+    def __init__(self, message: object, detail: str = "") -> None:
+        super().__init__(str(message))
+        self.detail = detail
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="run directories, run files or folders of runs (wandb/)")
+    parser.add_argument("--symon", action="store_true", help="also watch this host's live metrics (rules only)")
+    parser.add_argument("--rule", action="append", metavar="EXPR", help="a threshold rule, e.g. 'gpu.*.temp > 85 for 2m' (repeatable)")
+    parser.add_argument("--rules", metavar="FILE", help="a file of rules, one a line, # comments")
+    parser.add_argument("--notify", action="append", metavar="URL", help="an Apprise URL (slack://, mailto://, ntfy://, json:// …) or @FILE of URLs (repeatable); ${NAME} is read from the environment")
+    parser.add_argument("--webhook", action="append", metavar="URL", help="POST each alert as JSON to this http(s) URL (repeatable)")
+    parser.add_argument("--webhook-shape", choices=("json", "slack"), default="json", help="the webhooks' body: leet's JSON (default) or Slack's {\"text\": …}")
+    parser.add_argument("--exec", action="append", metavar="CMD", help="run CMD with the alert as JSON on stdin, no shell (repeatable)")
+    parser.add_argument("--on", metavar="EVENTS", help="which events: finished,failed,crashed,alert,node-lost,threshold (default: all)")
+    parser.add_argument("--crash-after", type=_seconds, metavar="SECONDS", help="a run silent this long without an exit record is presumed crashed (default 600)")
+    parser.add_argument("--node-lost-after", type=_seconds, metavar="SECONDS", help="a shared run's node silent this long while others write is lost (default 120)")
+    parser.add_argument("--interval", type=_seconds, metavar="SECONDS", help="--symon: seconds between sweeps (default 2)")
+    parser.add_argument("--json", action="store_true", help="print each alert as one JSON line")
+    parser.add_argument("--once", action="store_true", help="look once, send what is new, wait for the sinks, and exit")
+    parser.add_argument("--state", metavar="FILE", help="the ledger of what was sent (default: under the user's state directory)")
+    parser.add_argument("--config", metavar="FILE", help="config file with an [alerts] table (default: the user's leet config)")
+
+
+def _seconds(text: str) -> float:
+    from leet.config import interval_flag  # late: --help stays light
+
+    return interval_flag(text)
+
+
+def say(message: object) -> None:
+    from widgets.text import escaped
+
+    print(f"leet watch: {escaped(str(message))}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    stop = threading.Event()
+    previous = {number: signal.signal(number, lambda *_: stop.set()) for number in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        watch = _build(args)
+    except _Refused as refused:
+        say(refused)
+        if refused.detail:
+            from widgets.text import escaped
+
+            for line in refused.detail.splitlines():
+                print(f"  {escaped(line)}", file=sys.stderr)
+        return 2
+    finally:
+        if stop.is_set():
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+    try:
+        watch.run(stop, once=args.once)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    return 0
+
+
+# -- putting it together ------------------------------------------------------------------
+
+
+@dataclass
+class Route:
+    """One sink: its settings, its name in the ledger, and its delivery thread."""
+
+    spec: SinkSpec
+    name: str
+    delivery: Delivery
+    state: str = "ok"
+
+
+def _build(args: argparse.Namespace) -> "Watch":
+    from pathlib import Path
+
+    from leet.alerts.ledger import Ledger, ledger_path
+    from leet.alerts.settings import AlertSettings, merged, parse_events, rules_from_file
+    from leet.alerts.thresholds import ThresholdWatch
+    from leet.config import ConfigError, load
+
+    if not args.paths and not args.symon:
+        raise _Refused("nothing to watch: name runs or folders of runs, or --symon")
+    try:
+        config = load({"interval": args.interval, "crash_after": args.crash_after}, path=Path(args.config) if args.config else None, must_exist=bool(args.config))
+    except ConfigError as error:
+        raise _Refused(error) from None
+    settings: AlertSettings = config.alerts or AlertSettings()
+    try:
+        on = parse_events(args.on) if args.on else None
+    except ValueError as error:
+        raise _Refused(f"--on: {error}") from None
+    settings = merged(settings, rules=_flag_rules(args, rules_from_file), sinks=_flag_sinks(args), on=on)
+    environ = dict(os.environ)
+    routes = [route for index, spec in enumerate(settings.sinks) for route in _routes(spec, index, environ)]
+    watched = [str(Path(path).absolute()) for path in args.paths] + (["--symon"] if args.symon else [])
+    ledger = Ledger(Path(args.state) if args.state else ledger_path(watched))
+    if ledger.note:
+        say(ledger.note)
+    thresholds = ThresholdWatch(settings.rules) if "threshold" in settings.on and settings.rules else None
+    follower = _follower(args.paths, ledger, thresholds, config.crash_after, settings.node_lost_after)
+    hub = _hub(config) if args.symon and thresholds is not None else None
+    if args.symon and thresholds is None:
+        say("--symon watches this host through rules: give --rule, --rules or [alerts] rules")
+    return Watch(settings, follower, ledger, routes, thresholds, hub, json_lines=args.json)
+
+
+def _flag_rules(args: argparse.Namespace, rules_from_file: Callable[..., list]) -> list:
+    from leet.alerts.rules import RuleError, parse_rule
+
+    rules = []
+    for text in args.rule or []:
+        try:
+            rules.append(parse_rule(text))
+        except RuleError as error:
+            raise _Refused(f"--rule {text!r}: {error}", error.caret()) from None
+    if args.rules:
+        rules += rules_from_file(args.rules, lambda message: _Refused(f"--rules: {message}"))
+    return rules
+
+
+def _flag_sinks(args: argparse.Namespace) -> list[SinkSpec]:
+    from leet.alerts.settings import SinkSpec
+
+    specs = [SinkSpec("notify", (url,), where=f"--notify {i + 1}") for i, url in enumerate(args.notify or [])]
+    specs += [SinkSpec("webhook", (url,), shape=args.webhook_shape, where=f"--webhook {i + 1}") for i, url in enumerate(args.webhook or [])]
+    specs += [SinkSpec("exec", (command,), where=f"--exec {i + 1}") for i, command in enumerate(args.exec or [])]
+    return specs
+
+
+def _routes(spec: SinkSpec, index: int, environ: dict[str, str]) -> list[Route]:
+    from leet.alerts.delivery import Delivery
+    from leet.alerts.sinks import command_sink, sinks_from, webhook
+
+    try:
+        if spec.kind == "notify":
+            sinks = sinks_from(spec.targets, environ)
+        elif spec.kind == "webhook":
+            sinks = [webhook(_expand(spec.targets[0], environ), spec.shape)]
+        else:
+            sinks = [command_sink(list(spec.targets) if len(spec.targets) > 1 else spec.targets[0], environ)]
+    except ValueError as error:
+        raise _Refused(f"{spec.where}: {error}") from None
+    return [Route(spec, f"{spec.where}: {sink.name}", Delivery([sink], timeout=spec.timeout)) for sink in sinks]
+
+
+def _expand(text: str, environ: dict[str, str]) -> str:
+    from leet.alerts.sinks import expand_environment
+
+    return expand_environment(text, environ)
+
+
+def _follower(paths: list[str], ledger: Ledger, thresholds: ThresholdWatch | None, crash_after: float, node_lost_after: float) -> Follower:
+    from leet.alerts.follow import Follower
+
+    follower = Follower(paths, ledger=ledger, thresholds=thresholds, crash_after=crash_after, node_lost_after=node_lost_after)
+    for problem in follower.problems:
+        say(problem)
+    if paths and not follower.files and not follower.folders:
+        raise _Refused("none of the paths given could be followed")
+    return follower
+
+
+def _hub(config: Any):  # -> collectors.hub.Hub
+    from leet.commands.serve import headless_hub
+
+    return headless_hub(config, use_cgroup=True)
+
+
+# -- the loop ------------------------------------------------------------------------------
+
+
+class Watch:
+    """The follower, the host's samples and the sinks, stepped from one thread."""
+
+    def __init__(
+        self, settings: AlertSettings, follower: Follower, ledger: Ledger, routes: list[Route], thresholds: ThresholdWatch | None = None,
+        hub: Any = None, *, json_lines: bool = False, out: TextIO | None = None, clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings
+        self.follower = follower
+        self.ledger = ledger
+        self.routes = routes
+        self.thresholds = thresholds
+        self.hub = hub
+        self.json_lines = json_lines
+        self.out = out or sys.stdout
+        self.clock = clock
+        self.results: queue.SimpleQueue[tuple[Alert, str, bool, str]] = queue.SimpleQueue()
+        self.samples: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._saved_at = 0.0
+        self.host = os.uname().nodename if hasattr(os, "uname") else "host"
+        for route in routes:
+            route.delivery.on_result = self._result_for(route)
+
+    def _result_for(self, route: Route) -> Callable[[Alert, str, bool, str], None]:
+        def result(alert: Alert, sink_name: str, ok: bool, error: str) -> None:
+            self.results.put((alert, route.name, ok, error))  # from the sink's thread: the loop writes the ledger
+
+        return result
+
+    def run(self, stop: threading.Event, once: bool = False) -> None:
+        if self.hub is not None:
+            self.hub.subscribe(self.samples.put)
+            self.hub.start()
+        try:
+            while True:
+                self.step()
+                if once or stop.wait(TICK):
+                    break
+        finally:
+            self.close(flush=2.0 if not once else 30.0)
+
+    def step(self) -> list[Alert]:
+        now = self.clock()
+        alerts = self.follower.poll(now)
+        alerts += self._host_alerts()
+        told = [alert for alert in alerts if self.handle(alert)]
+        self._take_results()
+        if self.ledger.dirty and (now - self._saved_at > SAVE_EVERY or told):
+            self._save(now)
+        return told
+
+    def _host_alerts(self) -> list[Alert]:
+        from leet.alerts.thresholds import Scope
+
+        alerts: list[Alert] = []
+        while True:
+            try:
+                sample = self.samples.get_nowait()
+            except queue.Empty:
+                return alerts
+            if self.thresholds is not None:
+                alerts += self.thresholds.observe(Scope("host", "", self.host), sample.timestamp, sample.values, running=True)
+
+    def handle(self, alert: Alert) -> bool:
+        """Print and send one alert, unless its event is off, its title is waiting, or it was told before."""
+        if alert.kind not in self.settings.on:
+            return False
+        reached = self.ledger.reached(alert.ident)
+        if "*" in reached:
+            return False
+        if alert.kind == "alert" and STDOUT not in reached and self._waiting(alert):
+            self.ledger.settle(alert.ident, alert.time)
+            return False
+        if STDOUT not in reached:
+            self._print(alert)
+            self.ledger.record(alert.ident, STDOUT, alert.time)
+        for route in self.routes:
+            if alert.kind in route.spec.on and route.name not in reached:
+                route.delivery.submit(alert)
+        return True
+
+    def _waiting(self, alert: Alert) -> bool:
+        """wandb.alert's wait_duration: the same title for this run went out less than wait_s ago."""
+        last = self.ledger.title_sent(alert.source, alert.title)
+        if last is not None and alert.wait_s > 0 and 0 <= alert.time - last < alert.wait_s:
+            return True
+        self.ledger.note_title(alert.source, alert.title, alert.time)
+        return False
+
+    def _print(self, alert: Alert) -> None:
+        from widgets.text import escaped
+
+        if self.json_lines:
+            line = json.dumps(alert.as_json(), ensure_ascii=True)
+        else:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(alert.time or self.clock()))
+            line = escaped(f"{stamp}  {alert.kind.upper():<9} {alert.title} — {alert.text}")
+        print(line, file=self.out, flush=True)
+
+    def _take_results(self) -> None:
+        while True:
+            try:
+                alert, name, ok, error = self.results.get_nowait()
+            except queue.Empty:
+                break
+            if ok:
+                self.ledger.record(alert.ident, name, alert.time)
+        for route in self.routes:
+            state = _state_of(route)
+            if state != route.state:
+                if state in ("dead", "hung") or route.state in ("dead", "hung"):
+                    say(f"{route.name}: {state}{_why(route)}")
+                route.state = state
+
+    def _save(self, now: float) -> None:
+        try:
+            self.ledger.save()
+        except OSError as error:
+            say(f"cannot write the alert ledger {self.ledger.path}: {error.strerror or error}")
+        self._saved_at = now
+
+    def close(self, flush: float = 2.0) -> None:
+        if self.hub is not None:
+            self.hub.stop()
+        deadline = time.monotonic() + flush
+        for route in self.routes:
+            route.delivery.close(max(0.1, deadline - time.monotonic()))
+        self._take_results()
+        self.follower.close()
+        self._save(self.clock())
+
+
+def _state_of(route: Route) -> str:
+    statuses = route.delivery.status()
+    return statuses[0].state if statuses else "ok"
+
+
+def _why(route: Route) -> str:
+    statuses = route.delivery.status()
+    error = statuses[0].last_error if statuses else ""
+    return f": {error}" if error else ""

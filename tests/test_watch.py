@@ -1,0 +1,194 @@
+"""Alerts from real run files: what ``leet watch`` raises, prints and remembers.
+
+The runs are written by the real SDK (``wandb_runs``): one that calls
+``run.alert()`` three times (the third inside the first's wait_duration),
+one that fails with exit code 3, one SIGKILLed mid-write, and a shared run
+whose writers are copied into a watched folder, one of them cut before its
+exit record, as a node that died leaves it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from leet.alerts.events import ALERT, CRASHED, FAILED, FINISHED, NODE_LOST, THRESHOLD
+from leet.alerts.follow import Follower
+from leet.alerts.ledger import Ledger
+from leet.alerts.rules import parse_rule
+from leet.alerts.settings import AlertSettings
+from leet.alerts.thresholds import ThresholdWatch
+from leet.commands.watch import Watch
+from leet.runfile.records import EventReader
+
+
+def copy_run(run_dir: Path, folder: Path) -> Path:
+    """A run directory's run file copied into ``folder`` (a watched workspace), as a new run appearing."""
+    target = folder / run_dir.name
+    target.mkdir(parents=True)
+    for file in run_dir.glob("run-*.wandb"):
+        shutil.copy2(file, target / file.name)
+    return target
+
+
+def drain(follower: Follower, now: float | None = None, rounds: int = 3) -> list:
+    alerts = []
+    for _ in range(rounds):
+        alerts += follower.poll(now)
+        for followed in follower.files.values():
+            followed.next_look = 0.0  # look again at once: the cadence is not what these tests are about
+    return alerts
+
+
+def follow(folder: Path, **options) -> Follower:
+    return Follower([folder], ledger=options.pop("ledger", Ledger(None)), **options)
+
+
+# -- what a file says ---------------------------------------------------------------------
+
+
+def test_what_was_there_before_watching_is_nobodys_news(alert_run, failed_run, tmp_path):
+    for made in (alert_run, failed_run):
+        copy_run(made.run_dir, tmp_path)
+    ledger = Ledger(None)
+    follower = follow(tmp_path, ledger=ledger)
+    assert drain(follower) == []
+    assert len(follower.files) == 2
+    # Settled, so a later reading of the same records raises nothing either.
+    assert all(ledger.reached(ident) == {"*"} for ident in ledger._sent)
+    assert any(ident.startswith("failed:") for ident in ledger._sent)
+
+
+def test_a_run_that_joins_raises_its_alerts_its_end_and_its_threshold(alert_run, tmp_path):
+    rules = ThresholdWatch([parse_rule("loss > 0.5")])
+    follower = follow(tmp_path, thresholds=rules)
+    assert drain(follower) == []  # an empty folder waits for runs
+    copy_run(alert_run.run_dir, tmp_path)
+    alerts = drain(follower)
+    kinds = [alert.kind for alert in alerts]
+    assert kinds == [THRESHOLD, ALERT, ALERT, ALERT, FINISHED], [(a.kind, a.title) for a in alerts]
+    threshold, first, note, again, finished = alerts
+    assert threshold.key == "loss" and threshold.value == 0.9 and threshold.run_id == alert_run.run_id  # one episode: 0.9 then 1.5
+    assert (first.title, first.text, first.level, first.wait_s) == ("Loss exploded", "loss is 1e9 at step 3", "error", 300.0)
+    assert (note.title, note.level, note.wait_s) == ("Checkpoint saved", "info", 60.0)  # the SDK's default wait: a minute
+    assert again.text == "loss is 2e9 at step 4"
+    assert finished.source == str((tmp_path / alert_run.run_dir.name))
+    assert len({alert.ident for alert in alerts}) == 5
+
+
+def test_a_failed_run_says_its_exit_code(failed_run, tmp_path):
+    follower = follow(tmp_path)
+    drain(follower)
+    copy_run(failed_run.run_dir, tmp_path)
+    (failed,) = drain(follower)
+    assert failed.kind == FAILED and failed.level == "error"
+    assert "exit code 3" in failed.text and failed.run_id == failed_run.run_id
+
+
+def test_a_killed_run_is_presumed_crashed_once_silent_long_enough(killed_run, tmp_path):
+    follower = follow(tmp_path, crash_after=600.0)
+    drain(follower)
+    copied = copy_run(killed_run.run_dir, tmp_path)
+    mtime = (copied / killed_run.wandb_path.name).stat().st_mtime
+    assert drain(follower, now=mtime + 30) == []  # quiet for half a minute: still running, as far as anyone knows
+    (crashed,) = drain(follower, now=mtime + 601)
+    assert crashed.kind == CRASHED and "no exit record" in crashed.text
+    assert drain(follower, now=mtime + 1200) == []  # once a silence
+
+
+def test_a_node_that_stops_writing_while_the_others_go_on_is_lost(shared_run, tmp_path):
+    follower = follow(tmp_path, node_lost_after=120.0)
+    drain(follower)
+    copies = {writer.label: copy_run(writer.run_dir, tmp_path) / writer.wandb_path.name for writer in shared_run.writers}
+    lost = copies["rank1"]
+    cut_before_exit(lost)  # rank1 died: no exit record
+    for label, path in copies.items():
+        if label != "rank0":
+            cut_before_exit(path)  # the others still write: no exit either
+    now = time.time()
+    for label, path in copies.items():
+        os.utime(path, (now - 300, now - 300) if label == "rank1" else (now - 5, now - 5))
+    alerts = [alert for alert in drain(follower, now=now) if alert.kind == NODE_LOST]
+    assert [alert.label for alert in alerts] == ["rank1"], [(a.title, a.text) for a in alerts]
+    assert "rank1" in alerts[0].title and "other node" in alerts[0].text
+    assert [alert for alert in drain(follower, now=now + 10) if alert.kind == NODE_LOST] == []  # once a silence
+
+
+def cut_before_exit(path: Path) -> None:
+    exits = [item.offset for item in EventReader(path, live=False).poll().items if item.kind == "exit"]
+    if exits:
+        os.truncate(path, exits[0])
+
+
+# -- printing, waiting, remembering -----------------------------------------------------------
+
+
+def watch_of(folder: Path, ledger: Ledger, **settings) -> tuple[Watch, io.StringIO]:
+    out = io.StringIO()
+    chosen = AlertSettings(**settings)
+    follower = Follower([folder], ledger=ledger)
+    return Watch(chosen, follower, ledger, routes=[], json_lines=True, out=out), out
+
+
+def printed(out: io.StringIO) -> list[dict]:
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def step_until_quiet(watch: Watch, rounds: int = 4) -> None:
+    for _ in range(rounds):
+        watch.step()
+        for followed in watch.follower.files.values():
+            followed.next_look = 0.0
+
+
+def test_wait_duration_keeps_a_title_quiet_and_a_restart_tells_nothing_twice(alert_run, tmp_path):
+    folder = tmp_path / "wandb"
+    folder.mkdir()
+    state = tmp_path / "state" / "ledger.json"
+    watch, out = watch_of(folder, Ledger(state))
+    step_until_quiet(watch)
+    copy_run(alert_run.run_dir, folder)
+    step_until_quiet(watch)
+    watch.close()
+    lines = printed(out)
+    assert [(line["kind"], line["title"]) for line in lines] == [
+        (ALERT, "Loss exploded"), (ALERT, "Checkpoint saved"), (FINISHED, f"{alert_run.run_id} finished"),
+    ]  # the second "Loss exploded" came inside its 300 s wait
+    assert state.exists()
+
+    again, out_again = watch_of(folder, Ledger(state))  # leet watch started again
+    step_until_quiet(again)
+    assert printed(out_again) == []
+    again.close()
+
+
+def test_events_switched_off_are_not_told(failed_run, alert_run, tmp_path):
+    folder = tmp_path / "wandb"
+    folder.mkdir()
+    watch, out = watch_of(folder, Ledger(None), on=frozenset({FAILED}))
+    step_until_quiet(watch)
+    copy_run(alert_run.run_dir, folder)
+    copy_run(failed_run.run_dir, folder)
+    step_until_quiet(watch)
+    assert [line["kind"] for line in printed(out)] == [FAILED]
+
+
+@pytest.mark.parametrize("damaged", ["missing", "garbage"])
+def test_a_ledger_that_cannot_be_used_is_set_aside_with_a_note(tmp_path, damaged):
+    path = tmp_path / "ledger.json"
+    if damaged == "garbage":
+        path.write_text("{not json")
+    ledger = Ledger(path)
+    if damaged == "missing":
+        assert ledger.note == ""
+    else:
+        assert "could not be used" in ledger.note and (tmp_path / "ledger.json.bad").exists()
+    ledger.record("x", "stdout", 1.0)
+    ledger.save()
+    assert Ledger(path).reached("x") == {"stdout"}
