@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping
 ALL = "*"
 MAX_IDENTS = 50_000  # the oldest are forgotten past this: a year of alerts from a busy cluster
 VERSION = 1
+MAX_BYTES = 64 << 20  # far past MAX_IDENTS' worth: a bigger file is no ledger of ours
 
 
 def state_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -114,11 +115,13 @@ class Ledger:
         self._dirty = False
 
     def _load(self, path: Path) -> None:
+        from leet.runfile.files import NotRegularFile, read_regular
+
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_regular(path, MAX_BYTES).decode("utf-8")
         except FileNotFoundError:
             return
-        except (OSError, UnicodeDecodeError) as error:
+        except (OSError, NotRegularFile, UnicodeDecodeError) as error:
             self._set_aside(path, f"cannot read it: {getattr(error, 'strerror', None) or error}")
             return
         try:

@@ -42,6 +42,7 @@ DESCRIPTION = (
 TICK = 0.25  # seconds between looks at the files: well inside the second an alert may take
 SAVE_EVERY = 2.0  # seconds between ledger writes for offsets alone
 STDOUT = "stdout"  # the ledger's name for the lines printed
+TROUBLE = ("retrying", "hung", "dead")  # a sink's states worth a line on stderr
 
 
 class _Refused(Exception):
@@ -124,7 +125,7 @@ class Route:
     spec: SinkSpec
     name: str
     delivery: Delivery
-    state: str = "ok"
+    state: str = "idle"
 
 
 def _build(args: argparse.Namespace) -> "Watch":
@@ -148,7 +149,8 @@ def _build(args: argparse.Namespace) -> "Watch":
         raise _Refused(f"--on: {error}") from None
     settings = merged(settings, rules=_flag_rules(args, rules_from_file), sinks=_flag_sinks(args), on=on)
     environ = dict(os.environ)
-    routes = [route for index, spec in enumerate(settings.sinks) for route in _routes(spec, index, environ)]
+    results: queue.SimpleQueue = queue.SimpleQueue()
+    routes = [route for spec in settings.sinks for route in _routes(spec, environ, results)]
     watched = [str(Path(path).absolute()) for path in args.paths] + (["--symon"] if args.symon else [])
     ledger = Ledger(Path(args.state) if args.state else ledger_path(watched))
     if ledger.note:
@@ -158,7 +160,7 @@ def _build(args: argparse.Namespace) -> "Watch":
     hub = _hub(config) if args.symon and thresholds is not None else None
     if args.symon and thresholds is None:
         say("--symon watches this host through rules: give --rule, --rules or [alerts] rules")
-    return Watch(settings, follower, ledger, routes, thresholds, hub, json_lines=args.json)
+    return Watch(settings, follower, ledger, routes, thresholds, hub, json_lines=args.json, results=results)
 
 
 def _flag_rules(args: argparse.Namespace, rules_from_file: Callable[..., list]) -> list:
@@ -184,26 +186,28 @@ def _flag_sinks(args: argparse.Namespace) -> list[SinkSpec]:
     return specs
 
 
-def _routes(spec: SinkSpec, index: int, environ: dict[str, str]) -> list[Route]:
+def _routes(spec: SinkSpec, environ: dict[str, str], results: queue.SimpleQueue) -> list[Route]:
     from leet.alerts.delivery import Delivery
     from leet.alerts.sinks import command_sink, sinks_from, webhook
 
     try:
         if spec.kind == "notify":
-            sinks = sinks_from(spec.targets, environ)
+            sinks = sinks_from(spec.targets, environ, timeout=spec.timeout)
         elif spec.kind == "webhook":
-            sinks = [webhook(_expand(spec.targets[0], environ), spec.shape)]
+            sinks = [webhook(spec.targets[0], spec.shape, environ=environ, timeout=spec.timeout)]
         else:
-            sinks = [command_sink(list(spec.targets) if len(spec.targets) > 1 else spec.targets[0], environ)]
+            sinks = [command_sink(list(spec.targets) if len(spec.targets) > 1 else spec.targets[0], environ, timeout=spec.timeout)]
     except ValueError as error:
         raise _Refused(f"{spec.where}: {error}") from None
-    return [Route(spec, f"{spec.where}: {sink.name}", Delivery([sink], timeout=spec.timeout)) for sink in sinks]
+    routes = []
+    for sink in sinks:
+        name = f"{spec.where}: {sink.name}"
 
+        def result(alert: Alert, sink_name: str, ok: bool, error: str, name: str = name) -> None:
+            results.put((alert, name, ok, error))  # from the sink's thread: the loop writes the ledger
 
-def _expand(text: str, environ: dict[str, str]) -> str:
-    from leet.alerts.sinks import expand_environment
-
-    return expand_environment(text, environ)
+        routes.append(Route(spec, name, Delivery([sink], timeout=spec.timeout, on_result=result)))
+    return routes
 
 
 def _follower(paths: list[str], ledger: Ledger, thresholds: ThresholdWatch | None, crash_after: float, node_lost_after: float) -> Follower:
@@ -232,6 +236,7 @@ class Watch:
     def __init__(
         self, settings: AlertSettings, follower: Follower, ledger: Ledger, routes: list[Route], thresholds: ThresholdWatch | None = None,
         hub: Any = None, *, json_lines: bool = False, out: TextIO | None = None, clock: Callable[[], float] = time.time,
+        results: queue.SimpleQueue | None = None,
     ) -> None:
         self.settings = settings
         self.follower = follower
@@ -242,18 +247,10 @@ class Watch:
         self.json_lines = json_lines
         self.out = out or sys.stdout
         self.clock = clock
-        self.results: queue.SimpleQueue[tuple[Alert, str, bool, str]] = queue.SimpleQueue()
+        self.results: queue.SimpleQueue[tuple[Alert, str, bool, str]] = results if results is not None else queue.SimpleQueue()  # (alert, route name, ok, error)
         self.samples: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._saved_at = 0.0
         self.host = os.uname().nodename if hasattr(os, "uname") else "host"
-        for route in routes:
-            route.delivery.on_result = self._result_for(route)
-
-    def _result_for(self, route: Route) -> Callable[[Alert, str, bool, str], None]:
-        def result(alert: Alert, sink_name: str, ok: bool, error: str) -> None:
-            self.results.put((alert, route.name, ok, error))  # from the sink's thread: the loop writes the ledger
-
-        return result
 
     def run(self, stop: threading.Event, once: bool = False) -> None:
         if self.hub is not None:
@@ -336,8 +333,8 @@ class Watch:
         for route in self.routes:
             state = _state_of(route)
             if state != route.state:
-                if state in ("dead", "hung") or route.state in ("dead", "hung"):
-                    say(f"{route.name}: {state}{_why(route)}")
+                if state in TROUBLE or route.state in TROUBLE:  # trouble, and the end of it, are news; idle → ok is not
+                    say(f"{route.name}: {state}{_why(route) if state in TROUBLE else ''}")
                 route.state = state
 
     def _save(self, now: float) -> None:

@@ -1,0 +1,152 @@
+"""``leet watch`` as people run it: a process over a folder of runs, real sinks on loopback.
+
+Runs join the watched folder as the real SDK wrote them; alerts go to a
+webhook server, a Slack-shaped webhook, an SMTP server (aiosmtpd, through
+Apprise's ``mailto://``) and a command reading JSON on stdin. The process is
+SIGKILLed and started again: nothing is sent twice. A webhook that never
+answers costs only itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from alert_servers import HookServer, Mailbox, SilentServer, wait_until
+from test_openmetrics import stop_process
+
+ROOT = Path(__file__).resolve().parent.parent
+NO_CONFIG = {"LEET_CONFIG": "/nonexistent/leet-config.toml"}
+RECORDER = "import sys, pathlib; pathlib.Path(sys.argv[1]).open('a').write(sys.stdin.read().strip() + '\\n')"
+
+
+def join(run_dir: Path, folder: Path) -> None:
+    """The run's file appears in the watched folder, as a run that starts there."""
+    target = folder / run_dir.name
+    target.mkdir()
+    for file in run_dir.glob("run-*.wandb"):
+        shutil.copy2(file, target / file.name)
+
+
+class Watcher:
+    def __init__(self, tmp_path: Path, *args: str) -> None:
+        self.out = tmp_path / f"watch-{len(list(tmp_path.glob('watch-*.out')))}.out"
+        self.command = [sys.executable, "-m", "leet", "watch", *args, "--json", "--state", str(tmp_path / "ledger.json")]
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "Watcher":
+        with self.out.open("wb") as out:
+            self.process = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, **NO_CONFIG})
+        return self
+
+    def lines(self) -> list[dict]:
+        return [json.loads(line) for line in self.out.read_text().splitlines() if line.startswith("{")]
+
+    def text(self) -> str:
+        return self.out.read_text()
+
+    def wait_for_lines(self, count: int, timeout: float = 30.0) -> list[dict]:
+        assert wait_until(lambda: len(self.lines()) >= count, timeout), self.text()
+        return self.lines()
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> int:
+        assert self.process is not None
+        self.process.terminate()
+        return self.process.wait(15)
+
+
+def test_alerts_reach_every_sink_once_across_a_restart(alert_run, failed_run, killed_run, tmp_path):
+    folder = tmp_path / "wandb"
+    folder.mkdir()
+    piped = tmp_path / "piped.jsonl"
+    with HookServer() as hook, HookServer() as slack, Mailbox() as mailbox:
+        # Mail goes out at most every 5.5 s (Apprise's pace for mail servers): only failures are mailed.
+        config = tmp_path / "config.toml"
+        config.write_text(
+            '[alerts]\non = ["finished", "failed", "alert"]\n\n[[alerts.sinks]]\n'
+            f'notify = "mailto://127.0.0.1:{mailbox.port}?mode=insecure&from=leet@example.com&to=oncall@example.com"\non = ["failed"]\n'
+        )
+        args = (str(folder), "--config", str(config), "--webhook", hook.url(), "--exec", f"{sys.executable} -c \"{RECORDER}\" {piped}")
+        watcher = Watcher(tmp_path, *args).start()
+        slack_watcher = None
+        try:
+            time.sleep(1.0)  # an empty folder, watched
+            join(alert_run.run_dir, folder)
+            join(failed_run.run_dir, folder)
+            lines = watcher.wait_for_lines(4)
+            assert sorted((line["kind"], line["title"]) for line in lines) == sorted([
+                ("alert", "Loss exploded"), ("alert", "Checkpoint saved"),
+                ("finished", f"{alert_run.run_id} finished"), ("failed", f"{failed_run.run_id} failed"),
+            ])  # the second "Loss exploded" fell inside its 300 s wait
+            posts = hook.wait_for(4, timeout=15)
+            assert sorted(body["title"] for _, _, body in posts) == sorted(line["title"] for line in lines)
+            failed = next(body for _, _, body in posts if body["title"].endswith("failed"))
+            assert "exit code 3" in failed["message"] and failed["type"] == "failure"
+            (mail,) = mailbox.wait_for(1, timeout=15)
+            assert str(mail["subject"]) == f"{failed_run.run_id} failed" and "exit code 3" in mail.get_content()
+            assert mailbox.envelopes == [("leet@example.com", ["oncall@example.com"])]
+            assert wait_until(lambda: piped.exists() and len(piped.read_text().splitlines()) == 4, 15)
+            assert {json.loads(line)["ident"] for line in piped.read_text().splitlines()} == {line["ident"] for line in lines}
+
+            time.sleep(1.0)  # the ledger written after the results came back
+            watcher.kill()  # no goodbye: SIGKILL
+            again = Watcher(tmp_path, *args).start()
+            time.sleep(3.0)
+            join(killed_run.run_dir, folder)  # crashed, but "crashed" is off: nothing to tell
+            time.sleep(2.0)
+            assert again.lines() == [], again.text()
+            assert len(hook.posts) == 4 and len(mailbox.messages) == 1 and len(piped.read_text().splitlines()) == 4
+            assert again.stop() == 0
+
+            # The same folder to a Slack-shaped webhook, from a fresh ledger: {"text": …} only.
+            (tmp_path / "ledger.json").unlink()
+            for child in list(folder.iterdir()):
+                shutil.rmtree(child)
+            slack_watcher = Watcher(tmp_path, str(folder), "--webhook", slack.url(), "--webhook-shape", "slack", "--on", "failed").start()
+            time.sleep(1.0)
+            join(failed_run.run_dir, folder)
+            ((_, _, body),) = slack.wait_for(1, timeout=15)
+            assert set(body) == {"text"} and "exit code 3" in body["text"]
+        finally:
+            stop_process(watcher.process, 5)
+            if slack_watcher is not None:
+                stop_process(slack_watcher.process, 5)
+
+
+def test_a_webhook_that_never_answers_costs_only_itself(failed_run, tmp_path):
+    folder = tmp_path / "wandb"
+    folder.mkdir()
+    config = tmp_path / "config.toml"
+    with SilentServer() as silent, HookServer() as hook:
+        config.write_text(f'[alerts]\n[[alerts.sinks]]\nwebhook = "http://127.0.0.1:{silent.port}/s3cr3t-path"\ntimeout = "1s"\n')
+        watcher = Watcher(tmp_path, str(folder), "--config", str(config), "--webhook", hook.url()).start()
+        try:
+            time.sleep(1.0)
+            join(failed_run.run_dir, folder)
+            (line,) = watcher.wait_for_lines(1)
+            printed_at = time.time()
+            hook.wait_for(1, timeout=10)
+            assert len(hook.posts) == 1 and hook.posts[0][2]["title"] == line["title"]
+            assert time.time() - printed_at < 2.0  # the hung sink held nothing up
+            # The hung sink says so on stderr, named without its path's secret.
+            said = lambda: "alerts.sinks[1]: json://127.0.0.1" in watcher.text() and ("timed out" in watcher.text() or ": hung" in watcher.text())  # noqa: E731
+            assert wait_until(said, 15), watcher.text()
+            assert "s3cr3t" not in watcher.text()
+        finally:
+            assert watcher.stop() == 0
+
+
+def test_nothing_to_watch_says_so():
+    result = subprocess.run([sys.executable, "-m", "leet", "watch"], capture_output=True, text=True, cwd=ROOT, env={**os.environ, **NO_CONFIG}, timeout=60)
+    assert result.returncode == 2 and result.stderr.strip() == "leet watch: nothing to watch: name runs or folders of runs, or --symon"
