@@ -464,9 +464,10 @@ def history_query_s(url: str, args: argparse.Namespace) -> float:
     from leet.sources.cluster import DEFAULT_RANGE
     from leet.sources.cluster_queries import QueryPlan, history_step
     from leet.sources.prometheus_api import PrometheusClient, endpoint
+    from leet.ui.views.cluster_layout import chart_cells
 
     client = PrometheusClient(endpoint(url), timeout=60.0)
-    step = history_step(DEFAULT_RANGE, args.width // 3, args.interval)  # the width cli.run_cluster gives before the first draw
+    step = history_step(DEFAULT_RANGE, chart_cells(args.width), args.interval)  # the width cli.run_cluster gives before the first draw
     expr = QueryPlan().ranged(args.interval, step)
     took = float("nan")
     for _ in range(2):
@@ -499,9 +500,10 @@ def measure_rounds(url: str, args: argparse.Namespace) -> Rounds:
     from leet.sources.prometheus_api import PrometheusClient, endpoint
     from leet.ui.app import LeetApp
     from leet.ui.screens.cluster import ClusterScreen
+    from leet.ui.views.cluster_layout import chart_cells
 
     source = ClusterSource(Store(), PrometheusClient(endpoint(url), timeout=30.0), interval=args.interval)
-    source.set_width(args.width // 3)  # as cli.run_cluster does before the first draw
+    source.set_width(chart_cells(args.width))  # as cli.run_cluster does before the first draw
     rounds = Rounds()
 
     async def run() -> None:

@@ -385,7 +385,9 @@ def run_cluster(args: argparse.Namespace) -> int:
         return print_once(source, labels, json_output=args.json)
     import shutil
 
-    source.set_width(shutil.get_terminal_size().columns // 3)  # a chart of a three-column grid, until the screen says
+    from leet.ui.views.cluster_layout import chart_cells
+
+    source.set_width(chart_cells(shutil.get_terminal_size().columns))  # as the screen will lay its charts out
     source.start()  # the history loads while Textual imports; the app stops it
     from leet.ui.app import LeetApp
     from leet.ui.screens.cluster import ClusterScreen

@@ -1,4 +1,5 @@
-from widgets.grid import fit_grid, page_layout
+from widgets.grid import page_layout
+from widgets.gridfit import fit_grid
 
 
 def test_page_layout_fills_the_page():

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from leet.testing.demo import make_demo
 from leet.ui.screens.help import HelpScreen
 from widgets.filterbar import FilterBar
-from widgets.grid import MIN_CELL_HEIGHT, MIN_CELL_WIDTH
+from widgets.gridfit import MIN_CELL_HEIGHT, MIN_CELL_WIDTH
 
 SIZE = (120, 36)
 ALL_CHARTS = 16  # what the fake host (8 cores, one disk, one NIC, no GPU) is drawn as

@@ -18,10 +18,9 @@ from textual.widget import Widget
 
 from widgets.chart import Chart
 from widgets.chartframe import Row, fit
+from widgets.gridfit import fit_grid
 from widgets.lines import StyledLines
 
-MIN_CELL_WIDTH = 28
-MIN_CELL_HEIGHT = 7
 
 
 @dataclass(frozen=True)
@@ -32,13 +31,6 @@ class PageLayout:
     rows: int
     count: int
     last_span: int
-
-
-def fit_grid(rows: int, cols: int, width: int, height: int) -> tuple[int, int]:
-    """The configured grid, shrunk until every cell has room for a chart."""
-    cols = max(1, min(cols, width // MIN_CELL_WIDTH or 1))
-    rows = max(1, min(rows, height // MIN_CELL_HEIGHT or 1))
-    return rows, cols
 
 
 def page_layout(count: int, rows: int, cols: int) -> PageLayout:

@@ -40,6 +40,7 @@ from leet.ui.views.cluster import (
     node_rows,
     status_problem,
 )
+from leet.ui.views.cluster_layout import sidebar_width
 from leet.ui.views.footer import status_line
 from widgets.chartframe import ChartView
 from widgets.filterbar import FilterBar
@@ -51,7 +52,6 @@ from widgets.text import clean
 from widgets.textline import TextLine
 
 HINTS = footer_hints(CLUSTER_KEYS)
-SIDEBAR_MIN, SIDEBAR_MAX, SIDEBAR_SHARE = 28, 46, 0.3  # the node table's width, as symon's sidebar
 HEATMAP_SHARE = 0.4  # of the body's height, at most, for the heatmap
 MIN_WINDOW = 60.0  # seconds the charts span at least
 
@@ -162,7 +162,7 @@ class ClusterScreen(PauseActions, GridActions, Screen[None]):
 
     def on_resize(self, event) -> None:
         width, height = event.size
-        self.query_one("#cluster-sidebar").styles.width = max(SIDEBAR_MIN, min(SIDEBAR_MAX, int(width * SIDEBAR_SHARE)))
+        self.query_one("#cluster-sidebar").styles.width = sidebar_width(width)
         self.heatmap.set_max_rows(max(4, int((height - 2) * HEATMAP_SHARE)))
         if self.is_mounted:
             self.call_after_refresh(self._draw_bars)
