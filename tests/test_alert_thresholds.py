@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from leet.alerts.events import ERROR, THRESHOLD, WARNING
-from leet.alerts.rules import parse_rules
+from leet.alerts.rules import parse_rule, parse_rules
 from leet.alerts.thresholds import MATCH_CACHE_LIMIT, Scope, ThresholdWatch
 
 HOST = Scope("host")
@@ -232,3 +232,15 @@ def test_a_thousand_keys_across_three_hundred_scopes_is_cheap():
     spent = time.perf_counter() - began
     # 300,000 values; a generous bound for a shared, loaded machine (about 0.015 s on an idle one)
     assert spent < 2.0, spent
+
+
+def test_an_episode_carried_over_a_restart_is_not_told_again_until_it_ends():
+    rule = parse_rule("gpu.*.temp > 85")
+    watch = ThresholdWatch([rule])
+    scope = Scope("host")
+    watch.carried = {("host", rule.text, "gpu.0.temp")}
+    assert watch.observe(scope, 10.0, {"gpu.0.temp": 90.0, "gpu.1.temp": 91.0})[0].key == "gpu.1.temp"  # gpu.0 was told before
+    assert watch.open_episodes() == {("host", rule.text, "gpu.0.temp"), ("host", rule.text, "gpu.1.temp")}
+    assert watch.observe(scope, 20.0, {"gpu.0.temp": 70.0}) == []  # it ended
+    (again,) = watch.observe(scope, 30.0, {"gpu.0.temp": 95.0})  # a new episode: news
+    assert again.key == "gpu.0.temp" and watch.carried == set()

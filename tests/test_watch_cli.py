@@ -150,3 +150,19 @@ def test_a_webhook_that_never_answers_costs_only_itself(failed_run, tmp_path):
 def test_nothing_to_watch_says_so():
     result = subprocess.run([sys.executable, "-m", "leet", "watch"], capture_output=True, text=True, cwd=ROOT, env={**os.environ, **NO_CONFIG}, timeout=60)
     assert result.returncode == 2 and result.stderr.strip() == "leet watch: nothing to watch: name runs or folders of runs, or --symon"
+
+
+def test_a_host_rule_tells_once_while_it_holds_across_restarts(tmp_path):
+    state = tmp_path / "ledger.json"
+
+    def once(rule: str) -> list[dict]:
+        command = [sys.executable, "-m", "leet", "watch", "--symon", "--rule", rule, "--once", "--json", "--state", str(state)]
+        result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **NO_CONFIG}, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return [json.loads(line) for line in result.stdout.splitlines()]
+
+    (alert,) = once("memory_percent >= 0")
+    assert alert["kind"] == "threshold" and alert["key"] == "memory_percent" and alert["source"] == "host"
+    assert 0 <= alert["value"] <= 100 and alert["text"].startswith("memory_percent is ")
+    assert once("memory_percent >= 0") == []  # still holding: the same episode, told already
+    assert once("memory_percent < 0") == []

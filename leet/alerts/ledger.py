@@ -53,6 +53,7 @@ class Ledger:
         self._sent: dict[str, dict[str, Any]] = {}  # ident → {"t": first time, "sinks": [names]}
         self._files: dict[str, list[int]] = {}  # path → [device, inode, offset]
         self._titles: dict[str, float] = {}  # "source\0title" → when it last went out
+        self._episodes: set[tuple[str, str, str]] = set()  # threshold episodes told and still holding at the last save
         self._dirty = False
         if path is not None:
             self._load(path)
@@ -87,6 +88,16 @@ class Ledger:
         self._titles[f"{source}\0{title}"] = when
         self._dirty = True
 
+    # -- threshold episodes still holding ------------------------------------------------
+    @property
+    def episodes(self) -> set[tuple[str, str, str]]:
+        return set(self._episodes)
+
+    def keep_episodes(self, episodes: set[tuple[str, str, str]]) -> None:
+        if episodes != self._episodes:
+            self._episodes = set(episodes)
+            self._dirty = True
+
     # -- files ------------------------------------------------------------------------
     def place(self, path: str) -> tuple[int, int, int] | None:
         """(device, inode, offset) where ``path`` was left, or None."""
@@ -109,7 +120,7 @@ class Ledger:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         part = self.path.with_name(self.path.name + f".{os.getpid()}.part")
-        body = {"version": VERSION, "sent": self._sent, "files": self._files, "titles": self._titles}
+        body = {"version": VERSION, "sent": self._sent, "files": self._files, "titles": self._titles, "episodes": sorted(self._episodes)}
         part.write_text(json.dumps(body, separators=(",", ":")), encoding="utf-8")
         os.replace(part, self.path)
         self._dirty = False
@@ -131,6 +142,7 @@ class Ledger:
             self._sent = {str(k): {"t": float(v["t"]), "sinks": [str(s) for s in v["sinks"]]} for k, v in body.get("sent", {}).items()}
             self._files = {str(k): [int(n) for n in v][:3] for k, v in body.get("files", {}).items() if len(v) >= 3}
             self._titles = {str(k): float(v) for k, v in body.get("titles", {}).items()}
+            self._episodes = {(str(a), str(b), str(c)) for a, b, c in body.get("episodes", [])}
         except (ValueError, TypeError, KeyError, AttributeError) as error:
             self._sent, self._files, self._titles = {}, {}, {}
             self._set_aside(path, str(error))

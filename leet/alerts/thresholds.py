@@ -52,6 +52,9 @@ class ThresholdWatch:
         self.rules = tuple(rules)
         self._matching: dict[str, tuple[int, ...]] = {}  # key → the indices of the rules that match it
         self._episodes: dict[Scope, dict[tuple[int, str], _Episode]] = {}
+        # (source, rule text, key) of episodes that had fired and still held when the last watcher stopped:
+        # their first firing here is the same episode going on, not news (leet watch restarted).
+        self.carried: set[tuple[str, str, str]] = set()
 
     def observe(self, scope: Scope, t: float, values: Mapping[str, float], running: bool = True) -> list[Alert]:
         """One sample at data time ``t``; the alerts it fires, if any. Keys it lacks keep their state."""
@@ -73,6 +76,14 @@ class ThresholdWatch:
 
     def forget(self, scope: Scope) -> None:
         self._episodes.pop(scope, None)
+        self.carried = {episode for episode in self.carried if episode[0] != scope.source}
+
+    def open_episodes(self) -> set[tuple[str, str, str]]:
+        """(source, rule text, key) of every episode that fired and still holds, to carry over a restart."""
+        found = set(self.carried)
+        for scope, episodes in self._episodes.items():
+            found.update((scope.source, self.rules[index].text, key) for (index, key), episode in episodes.items() if episode.fired and episode.since is not None)
+        return found
 
     def _rules_for(self, key: str) -> tuple[int, ...]:
         if len(self._matching) >= MATCH_CACHE_LIMIT:
@@ -87,6 +98,8 @@ class ThresholdWatch:
         if not (rule.holds(value) and (running or not rule.while_running)):
             if episode is not None:
                 episode.since, episode.fired = None, False
+            if self.carried:
+                self.carried.discard((scope.source, rule.text, key))
             return None
         if episode is None:
             episode = episodes[slot] = _Episode()
@@ -97,6 +110,9 @@ class ThresholdWatch:
         if rule.cooldown_s and episode.last_fired is not None and t - episode.last_fired < rule.cooldown_s:
             return None
         episode.fired, episode.last_fired = True, t
+        if self.carried and (scope.source, rule.text, key) in self.carried:
+            self.carried.discard((scope.source, rule.text, key))
+            return None  # told before the restart, and it held all along as far as anyone can tell
         return threshold_alert(scope, rule, key, t, value, episode.since)
 
 

@@ -156,6 +156,9 @@ def _build(args: argparse.Namespace) -> "Watch":
     if ledger.note:
         say(ledger.note)
     thresholds = ThresholdWatch(settings.rules) if "threshold" in settings.on and settings.rules else None
+    if thresholds is not None:
+        texts = {rule.text for rule in settings.rules}
+        thresholds.carried = {episode for episode in ledger.episodes if episode[1] in texts}  # told before a restart, maybe holding still
     follower = _follower(args.paths, ledger, thresholds, config.crash_after, settings.node_lost_after)
     hub = _hub(config) if args.symon and thresholds is not None else None
     if args.symon and thresholds is None:
@@ -256,6 +259,8 @@ class Watch:
         if self.hub is not None:
             self.hub.subscribe(self.samples.put)
             self.hub.start()
+            if once:  # one look means one sweep of the host too
+                self._first_sample(stop)
         try:
             while True:
                 self.step()
@@ -264,13 +269,19 @@ class Watch:
         finally:
             self.close(flush=2.0 if not once else 30.0)
 
+    def _first_sample(self, stop: threading.Event, seconds: float = 30.0) -> None:
+        try:
+            self.samples.put(self.samples.get(timeout=seconds))
+        except queue.Empty:
+            say(f"no sweep of this host within {seconds:.0f} s")
+
     def step(self) -> list[Alert]:
         now = self.clock()
         alerts = self.follower.poll(now)
         alerts += self._host_alerts()
         told = [alert for alert in alerts if self.handle(alert)]
         self._take_results()
-        if self.ledger.dirty and (now - self._saved_at > SAVE_EVERY or told):
+        if (self.ledger.dirty or self.thresholds is not None) and (now - self._saved_at > SAVE_EVERY or told):
             self._save(now)
         return told
 
@@ -338,6 +349,8 @@ class Watch:
                 route.state = state
 
     def _save(self, now: float) -> None:
+        if self.thresholds is not None:
+            self.ledger.keep_episodes(self.thresholds.open_episodes())
         try:
             self.ledger.save()
         except OSError as error:
