@@ -299,3 +299,35 @@ def test_once_json_gives_a_node_that_is_down_its_last_values(fleet):
     if wrong:  # the watcher can miss the last page if this machine stalled then: Prometheus's own last samples are the page it scraped
         wrong = mismatches(node["keys"], wandb_units(fleet.last_scraped(serve), serve.label))
     assert not wrong, f"nodeC is down; its last values are not those Prometheus last scraped of it: {wrong[:5]} (keys: {node['keys']})"
+
+
+# -- leet watch over the cluster (last: it stops nodeD) ----------------------------------------------
+
+
+def test_leet_watch_tells_a_node_going_down_and_rules_per_node(fleet, tmp_path):
+    from alert_servers import wait_until
+
+    out = tmp_path / "watch.out"
+    command = [
+        sys.executable, "-m", "leet", "watch", "--cluster", fleet.prometheus_url, "--cluster-node-label", "node", "--interval", "1",
+        "--rule", "gpu.*.gpu/l:node[AD] >= 0", "--json", "--state", str(tmp_path / "ledger.json"),
+    ]
+    with out.open("wb") as sink:
+        watch = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, **NO_CONFIG})
+    try:
+        def lines() -> list[dict]:
+            return [json.loads(line) for line in out.read_text().splitlines() if line.startswith("{")]
+
+        label, gpus = NEWCOMER
+        expected = {("nodeA", f"gpu.{index}") for index in range(GPUS["nodeA"])} | {(label, f"gpu.{index}") for index in range(gpus)}
+        assert wait_until(lambda: {(line["label"], line["key"].rsplit(".", 1)[0]) for line in lines()} >= expected, SLOW), out.read_text()
+        assert {line["label"] for line in lines()} == {"nodeA", label}  # the rule's label glob: nodeA and nodeD only
+        assert all(line["kind"] == "threshold" and line["source"] == fleet.prometheus_url for line in lines())
+        # nodeC was down before leet watch started: not news. nodeD goes down now: news.
+        fleet.kill(label)
+        assert wait_until(lambda: any(line["kind"] == "node-lost" for line in lines()), SLOW), out.read_text()
+        lost = [line for line in lines() if line["kind"] == "node-lost"]
+        assert [line["label"] for line in lost] == [label] and lost[0]["title"] == f"node {label} down"
+    finally:
+        watch.terminate()
+        assert watch.wait(15) == 0

@@ -56,6 +56,8 @@ class _Refused(Exception):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="run directories, run files or folders of runs (wandb/)")
     parser.add_argument("--symon", action="store_true", help="also watch this host's live metrics (rules only)")
+    parser.add_argument("--cluster", metavar="PROM_URL", help="also watch every node this Prometheus scrapes (as leet cluster): nodes going down, rules per node")
+    parser.add_argument("--cluster-node-label", choices=("instance", "hostname", "node"), default="instance", help="--cluster: how nodes are named (as leet cluster --node-label)")
     parser.add_argument("--rule", action="append", metavar="EXPR", help="a threshold rule, e.g. 'gpu.*.temp > 85 for 2m' (repeatable)")
     parser.add_argument("--rules", metavar="FILE", help="a file of rules, one a line, # comments")
     parser.add_argument("--notify", action="append", metavar="URL", help="an Apprise URL (slack://, mailto://, ntfy://, json:// …) or @FILE of URLs (repeatable); ${NAME} is read from the environment")
@@ -65,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--on", metavar="EVENTS", help="which events: finished,failed,crashed,alert,node-lost,threshold (default: all)")
     parser.add_argument("--crash-after", type=_seconds, metavar="SECONDS", help="a run silent this long without an exit record is presumed crashed (default 600)")
     parser.add_argument("--node-lost-after", type=_seconds, metavar="SECONDS", help="a shared run's node silent this long while others write is lost (default 120)")
-    parser.add_argument("--interval", type=_seconds, metavar="SECONDS", help="--symon: seconds between sweeps (default 2)")
+    parser.add_argument("--interval", type=_seconds, metavar="SECONDS", help="--symon: seconds between sweeps (default 2); --cluster: between queries (default 15)")
     parser.add_argument("--json", action="store_true", help="print each alert as one JSON line")
     parser.add_argument("--once", action="store_true", help="look once, send what is new, wait for the sinks, and exit")
     parser.add_argument("--state", metavar="FILE", help="the ledger of what was sent (default: under the user's state directory)")
@@ -136,8 +138,8 @@ def _build(args: argparse.Namespace) -> "Watch":
     from leet.alerts.thresholds import ThresholdWatch
     from leet.config import ConfigError, load
 
-    if not args.paths and not args.symon:
-        raise _Refused("nothing to watch: name runs or folders of runs, or --symon")
+    if not args.paths and not args.symon and not args.cluster:
+        raise _Refused("nothing to watch: name runs or folders of runs, or --symon, or --cluster PROM_URL")
     try:
         config = load({"interval": args.interval, "crash_after": args.crash_after}, path=Path(args.config) if args.config else None, must_exist=bool(args.config))
     except ConfigError as error:
@@ -151,7 +153,7 @@ def _build(args: argparse.Namespace) -> "Watch":
     environ = dict(os.environ)
     results: queue.SimpleQueue = queue.SimpleQueue()
     routes = [route for spec in settings.sinks for route in _routes(spec, environ, results)]
-    watched = [str(Path(path).absolute()) for path in args.paths] + (["--symon"] if args.symon else [])
+    watched = [str(Path(path).absolute()) for path in args.paths] + (["--symon"] if args.symon else []) + ([f"--cluster {args.cluster}"] if args.cluster else [])
     ledger = Ledger(Path(args.state) if args.state else ledger_path(watched))
     if ledger.note:
         say(ledger.note)
@@ -163,7 +165,8 @@ def _build(args: argparse.Namespace) -> "Watch":
     hub = _hub(config) if args.symon and thresholds is not None else None
     if args.symon and thresholds is None:
         say("--symon watches this host through rules: give --rule, --rules or [alerts] rules")
-    return Watch(settings, follower, ledger, routes, thresholds, hub, json_lines=args.json, results=results)
+    cluster = _cluster(args, ledger, thresholds) if args.cluster else None
+    return Watch(settings, follower, ledger, routes, thresholds, hub, json_lines=args.json, results=results, cluster=cluster)
 
 
 def _flag_rules(args: argparse.Namespace, rules_from_file: Callable[..., list]) -> list:
@@ -224,6 +227,21 @@ def _follower(paths: list[str], ledger: Ledger, thresholds: ThresholdWatch | Non
     return follower
 
 
+def _cluster(args: argparse.Namespace, ledger: Ledger, thresholds: ThresholdWatch | None) -> Any:  # -> ClusterAlerts
+    from leet.alerts.cluster import ClusterAlerts
+    from leet.model.store import Store
+    from leet.sources.cluster import ClusterSource
+    from leet.sources.cluster_queries import QueryPlan
+    from leet.sources.prometheus_api import PrometheusClient, endpoint
+
+    try:
+        client = PrometheusClient(endpoint(args.cluster, environ=os.environ))
+    except ValueError as error:
+        raise _Refused(f"--cluster: {error}") from None
+    source = ClusterSource(Store(), client, plan=QueryPlan(node_label=args.cluster_node_label), interval=args.interval or 15.0, range_s=600.0, load_history=False)
+    return ClusterAlerts(source, client.display_url, ledger, thresholds)
+
+
 def _hub(config: Any):  # -> collectors.hub.Hub
     from leet.commands.serve import headless_hub
 
@@ -239,7 +257,7 @@ class Watch:
     def __init__(
         self, settings: AlertSettings, follower: Follower, ledger: Ledger, routes: list[Route], thresholds: ThresholdWatch | None = None,
         hub: Any = None, *, json_lines: bool = False, out: TextIO | None = None, clock: Callable[[], float] = time.time,
-        results: queue.SimpleQueue | None = None,
+        results: queue.SimpleQueue | None = None, cluster: Any = None,
     ) -> None:
         self.settings = settings
         self.follower = follower
@@ -247,6 +265,7 @@ class Watch:
         self.routes = routes
         self.thresholds = thresholds
         self.hub = hub
+        self.cluster = cluster  # leet.alerts.cluster.ClusterAlerts over a started ClusterSource, or None
         self.json_lines = json_lines
         self.out = out or sys.stdout
         self.clock = clock
@@ -261,6 +280,10 @@ class Watch:
             self.hub.start()
             if once:  # one look means one sweep of the host too
                 self._first_sample(stop)
+        if self.cluster is not None:
+            self.cluster.source.start()
+            if once:
+                self._first_answer()
         try:
             while True:
                 self.step()
@@ -275,10 +298,20 @@ class Watch:
         except queue.Empty:
             say(f"no sweep of this host within {seconds:.0f} s")
 
+    def _first_answer(self, seconds: float = 60.0) -> None:
+        deadline = time.monotonic() + seconds
+        while not self.cluster.source.nodes() and not self.cluster.source.error and time.monotonic() < deadline:
+            if self.cluster.source.status().message:
+                say(self.cluster.source.status().message)
+                return
+            time.sleep(0.05)
+
     def step(self) -> list[Alert]:
         now = self.clock()
         alerts = self.follower.poll(now)
         alerts += self._host_alerts()
+        if self.cluster is not None:
+            alerts += self.cluster.poll(now)
         told = [alert for alert in alerts if self.handle(alert)]
         self._take_results()
         if (self.ledger.dirty or self.thresholds is not None) and (now - self._saved_at > SAVE_EVERY or told):
@@ -360,6 +393,8 @@ class Watch:
     def close(self, flush: float = 2.0) -> None:
         if self.hub is not None:
             self.hub.stop()
+        if self.cluster is not None:
+            self.cluster.source.stop()
         deadline = time.monotonic() + flush
         for route in self.routes:
             route.delivery.close(max(0.1, deadline - time.monotonic()))
