@@ -149,7 +149,7 @@ def test_a_webhook_that_never_answers_costs_only_itself(failed_run, tmp_path):
 
 def test_nothing_to_watch_says_so():
     result = subprocess.run([sys.executable, "-m", "leet", "watch"], capture_output=True, text=True, cwd=ROOT, env={**os.environ, **NO_CONFIG}, timeout=60)
-    assert result.returncode == 2 and result.stderr.strip() == "leet watch: nothing to watch: name runs or folders of runs, or --symon"
+    assert result.returncode == 2 and result.stderr.strip() == "leet watch: nothing to watch: name runs or folders of runs, or --symon, or --cluster PROM_URL"
 
 
 def test_a_host_rule_tells_once_while_it_holds_across_restarts(tmp_path):
