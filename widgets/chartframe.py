@@ -37,6 +37,9 @@ Row = list[Run]
 MODES = ("line", "log", "heatmap", "spread")
 
 BAND_MARK = "⢕"  # the band's shade, as the legend shows it
+MARKER = "▲"  # an event on the x-axis row (``^`` in ASCII)
+MARKER_STYLES = {"info": "key", "warning": "warn", "warn": "warn", "error": "error"}
+_MARKER_RANK = {"info": 1, "warning": 2, "warn": 2, "error": 3}
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,9 @@ class ChartView:
     Mode "spread" draws ``band`` (lo to hi shaded, its mean as a line) with
     ``data`` as highlighted lines over it; without a band it draws as "line".
     With ``groups``, series of one group share a colour (``series_group``
-    gives each series' group) and the legend names groups.
+    gives each series' group) and the legend names groups. ``markers``
+    are ``(x, level)`` events (``info``, ``warning``, ``error``) marked on the
+    x-axis row in the level's colour, the most severe where several share a cell.
     """
 
     title: str
@@ -67,6 +72,7 @@ class ChartView:
     groups: tuple[str, ...] = ()
     series_group: tuple[int, ...] = ()
     integer: bool = False  # the values are counts: y ticks are whole numbers
+    markers: tuple[tuple[float, str], ...] = ()  # (x, level) events marked on the x-axis row
 
     def __post_init__(self) -> None:
         if self.mode == "spread" and self.band is None:
@@ -369,15 +375,47 @@ def _x_labels(view: ChartView, width: int) -> Row:
         marks = [(round((t - t0) / span * (width - 1)), label) for t, label in zip(ticks, labels)]
     else:
         marks = time_ticks(t0, t1, width)
+    markers = marker_cells(view, width)
     line = [" "] * width
     last_end = -2
     for column, label in marks:
         start = min(max(0, column - len(label) // 2), width - len(label))
         if start <= last_end + 1 or start < 0:
             continue
+        if markers and any(start - 1 <= cell <= start + len(label) for cell in markers):
+            continue  # a marker's cell, and one either side, stay clear of tick labels
         line[start : start + len(label)] = list(label)
         last_end = start + len(label) - 1
-    return [("".join(line), "label")]
+    if not markers:
+        return [("".join(line), "label")]
+    row: Row = []
+    at = 0
+    for cell in sorted(markers):
+        if cell > at:
+            row.append(("".join(line[at:cell]), "label"))
+        row.append((MARKER, MARKER_STYLES.get(markers[cell], "label")))
+        at = cell + 1
+    if at < width:
+        row.append(("".join(line[at:]), "label"))
+    return row
+
+
+def marker_cells(view: ChartView, width: int) -> dict[int, str]:
+    """The cell of each marker inside the x range (the cell its x is plotted in), and its level:
+    the most severe where several share one."""
+    t0, t1 = view.x_range
+    if not view.markers or width <= 0 or not t1 > t0:
+        return {}
+    scale = width / (t1 - t0)
+    cells: dict[int, str] = {}
+    for x, level in view.markers:
+        if not t0 <= x <= t1:  # NaN fails too
+            continue
+        cell = min(width - 1, int((x - t0) * scale))
+        held = cells.get(cell)
+        if held is None or _MARKER_RANK.get(level, 0) > _MARKER_RANK.get(held, 0):
+            cells[cell] = level
+    return cells
 
 
 def _plot_rows(view: ChartView, width: int, height: int, lo: float, hi: float, ascii: bool = False) -> list[Row]:

@@ -22,7 +22,6 @@ from widgets.gridfit import fit_grid
 from widgets.lines import StyledLines
 
 
-
 @dataclass(frozen=True)
 class PageLayout:
     """Where the charts of one page go: columns, rows, and the last chart's span."""

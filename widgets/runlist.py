@@ -36,6 +36,8 @@ class RunRow:
     writers: int = 1  # processes writing this run (shared mode)
     labels: str = ""  # their node labels, compacted ("rank0-3")
     detail: tuple[str, ...] = ()  # muted facts after the name (group, job type), most telling first
+    alerts: int = 0  # alerts the person has not looked at: ``!2`` after the name
+    alert_style: str = "warn"  # the style of that mark (its most severe level's)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,23 @@ def identity(run: RunRow, width: int) -> tuple[str, str]:
         return fit(name, width), ""
     tag = writer_tag(run, width - len(name) - 1)
     return name, tag
+
+
+def alert_mark(run: RunRow) -> str:
+    """``!2`` for a run with alerts not looked at (``!99+`` past 99); nothing without."""
+    if run.alerts <= 0:
+        return ""
+    return f"!{run.alerts}" if run.alerts < 100 else "!99+"
+
+
+def _head(run: RunRow, width: int) -> tuple[str, str, str]:
+    """(name, alert mark, writer tag) within ``width`` cells: the mark keeps its cells before the name is cut."""
+    mark = alert_mark(run)
+    if not mark or width < len(mark) + 2:
+        name, tag = identity(run, width)
+        return name, "", tag
+    name, tag = identity(run, width - len(mark) - 1)
+    return name, mark, tag
 
 
 def detail_text(parts: Sequence[str], room: int) -> str:
@@ -258,8 +277,8 @@ class RunList(StyledLines, can_focus=True):
             return self._columns[name_width]
         widths = []
         for run in self.runs:
-            name, tag = identity(run, name_width)
-            widths.append(len(name) + (len(tag) + 1 if tag else 0))
+            name, mark, tag = _head(run, name_width)
+            widths.append(len(name) + (len(mark) + 1 if mark else 0) + (len(tag) + 1 if tag else 0))
         column = max(widths, default=0) + 1
         self._columns[name_width] = column if column + MIN_DETAIL <= name_width else 0
         return self._columns[name_width]
@@ -291,9 +310,12 @@ class RunList(StyledLines, can_focus=True):
 
     def _name_cell(self, run: RunRow, width: int, align: int, at_cursor: bool) -> Row:
         """Name, writer tag and details in exactly ``width`` cells."""
-        name, tag = identity(run, width)
+        name, mark, tag = _head(run, width)
         cell: Row = [(name, "cursor" if at_cursor else "value")]
         used = len(name)
+        if mark:
+            cell.append((" " + mark, "cursor" if at_cursor else run.alert_style))
+            used += len(mark) + 1
         if tag:
             cell.append((" " + tag, "cursor" if at_cursor else "label"))
             used += len(tag) + 1

@@ -8,6 +8,7 @@ counters and the run's state.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from leet.runfile.events import (
     HistoryRow,
     MetricDefinition,
     OtherRecord,
+    RunAlert,
     RunExit,
     RunInfo,
     StatsRow,
@@ -31,6 +33,21 @@ from leet.runfile.events import (
 )
 
 CONSOLE_LINES = 5000
+ALERTS_KEPT = 1000  # the newest run.alert() records kept; older ones are counted
+ALERT_TEXT_CHARS = 2000  # of a title or text: a writer may log megabytes into one alert
+
+
+@dataclass(frozen=True)
+class AlertRecord:
+    """One ``run.alert()`` record, placed in the run: the step and time the data had reached."""
+
+    title: str  # untrusted text, as written (cut to ALERT_TEXT_CHARS)
+    text: str
+    level: str  # as the file says: INFO, WARN or ERROR
+    step: int | None = None  # the last history step before it; None before the first
+    time: float | None = None  # the last history or system-metrics timestamp before it
+    label: str = ""  # a shared run's writer (its node label); "" for the primary
+    ident: str = ""  # "alert:<run directory>:<offset>": the same record read again, or by leet watch, has the same
 
 
 @dataclass(frozen=True)
@@ -113,6 +130,10 @@ class RunModel:
     media_keys: dict[str, str] = field(default_factory=dict)  # media logged in the history: key → W&B type
     writer: str = ""  # the program that wrote the file, from its header record
     axes: MetricAxes = field(default_factory=MetricAxes)  # define_metric rules
+    alerts: deque[AlertRecord] = field(default_factory=lambda: deque(maxlen=ALERTS_KEPT))
+    alerts_seen: int = 0  # every alert record read, kept or not
+    last_time: float | None = None  # the newest history or system-metrics timestamp read (file order)
+    alert_source: str = ""  # the run directory, for alert idents
     # What is kept of a run that logs millions of keys (catalog.KeyCap): history_keys is the metrics cap's own set.
     metric_cap: KeyCap = field(init=False, repr=False)
     system_cap: KeyCap = field(default_factory=KeyCap, repr=False)
@@ -134,7 +155,8 @@ class RunModel:
         caps = {"metrics": self.metric_cap, "system": self.system_cap, "summary": self.summary_cap, "config": self.config_cap}
         return {name: (len(cap.shown), cap.hidden, cap.exact) for name, cap in caps.items() if cap.hidden}
 
-    def apply(self, event: Any, label: str | None = None) -> None:
+    def apply(self, event: Any, label: str | None = None, offset: int = -1) -> None:
+        """Fold one event in; ``offset`` (where its record starts) names an alert record for good."""
         if isinstance(event, DataLoss):
             self.lost_regions += 1
             return
@@ -145,8 +167,11 @@ class RunModel:
             self.add_history_keys(event.values)
             if event.media:
                 self.media_keys.update(event.media)
+            if event.timestamp is not None:
+                self.last_time = event.timestamp  # checked when an alert takes it: rows far outnumber alerts
         elif isinstance(event, StatsRow):
             self.stats_rows += 1
+            self.last_time = event.timestamp
         elif isinstance(event, SummaryUpdate):
             _merge(self.summary, _kept(self.summary_cap, event.update), event.remove)
         elif isinstance(event, ConfigUpdate):
@@ -162,10 +187,21 @@ class RunModel:
             self.environments.append(event)
         elif isinstance(event, RunExit):
             self.exit = event
+        elif isinstance(event, RunAlert):
+            self._alert(event, label, offset)
         elif isinstance(event, MetricDefinition):
             self.axes.define(event)
         elif isinstance(event, OtherRecord) and event.kind == "header":
             self.writer = str(event.fields.get("version_info", {}).get("producer", ""))
+
+    def _alert(self, event: RunAlert, label: str | None, offset: int) -> None:
+        where = f"{offset}" if offset >= 0 else f"#{self.alerts_seen}"
+        time = self.last_time if self.last_time is not None and math.isfinite(self.last_time) else None
+        self.alerts.append(AlertRecord(
+            title=str(event.title)[:ALERT_TEXT_CHARS], text=str(event.text)[:ALERT_TEXT_CHARS], level=str(event.level),
+            step=self.last_step, time=time, label=label or "", ident=f"alert:{self.alert_source}:{where}",
+        ))
+        self.alerts_seen += 1
 
     def verdict(self, now: float, crash_after: float, size: int | None = None) -> Verdict:
         """The run's state (see ``state.judge``); ``now`` on the clock of ``last_growth``."""
@@ -252,6 +288,13 @@ class RunSnapshot:
     reason: str = ""  # why the state is what it is, in words
     capped: Mapping[str, tuple[int, int, bool]] = field(default_factory=dict)  # RunModel.capped(): keys kept, keys past a cap, exact or at least
     lost_uncounted: int = 0  # losses whose record count nobody can tell (lost_records is a minimum)
+    alerts: tuple[AlertRecord, ...] = ()  # run.alert() records, oldest first (a shared run's: every writer's, by time)
+    alerts_dropped: int = 0  # older alert records past RunModel's ALERTS_KEPT
+
+    @property
+    def alert_count(self) -> int:
+        """Every alert record read, kept or not."""
+        return len(self.alerts) + self.alerts_dropped
 
     @property
     def lost_text(self) -> str:
@@ -285,6 +328,8 @@ class RunSnapshot:
             reason=reason,
             segments=segments,
             capped=model.capped(),
+            alerts=tuple(model.alerts),
+            alerts_dropped=model.alerts_seen - len(model.alerts),
             **axes_of(model),
         )
 
@@ -312,4 +357,4 @@ def axes_of(model: RunModel) -> dict[str, Any]:
     }
 
 
-__all__ = ["CRASH_AFTER", "Console", "ConsoleLine", "RunModel", "RunSnapshot", "RunState", "Segment", "Verdict", "WriterStatus"]
+__all__ = ["CRASH_AFTER", "AlertRecord", "Console", "ConsoleLine", "RunModel", "RunSnapshot", "RunState", "Segment", "Verdict", "WriterStatus"]

@@ -19,7 +19,7 @@ from leet.model.catalog import KeyCap
 from leet.model.keys import axis_key, join_label, split_label, system_key
 from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState, Segment
 from leet.model.store import Store
-from leet.runfile.events import HistoryRow, StatsRow
+from leet.runfile.events import HistoryRow, RunAlert, StatsRow
 from leet.runfile.locate import find_run_file
 from leet.runfile.reader import FileChanged, RunFileError
 from leet.runfile.records import EventReader
@@ -91,7 +91,7 @@ class RunSource(Tailer):
         """Reading state for the file from its first byte (at the start, and after it changed under us)."""
         # Only the latest summary is shown: a poll's summary records arrive as one event.
         self._reader = EventReader(self.path, fold_summary=True)
-        self.model = RunModel()
+        self.model = RunModel(alert_source=str(self.path.parent.absolute()))
         self._read_error = ""
         self._file_size = 0
         self._size_known = False
@@ -240,6 +240,9 @@ class RunSource(Tailer):
                         column = system[key] = ([], [])
                     column[0].append(event.timestamp)
                     column[1].append(value)
+            elif type(event) is RunAlert:
+                apply(event, None, item.offset)  # where it starts names it for good
+                continue
             apply(event)
         columns = history.finish()
         if columns:

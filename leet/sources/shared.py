@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from leet.model.keys import join_label, natural_key
-from leet.model.run import CRASH_AFTER, ConsoleLine, RunSnapshot, RunState, WriterStatus
+from leet.model.run import ALERTS_KEPT, CRASH_AFTER, AlertRecord, ConsoleLine, RunSnapshot, RunState, WriterStatus
 from leet.model.store import Store
 from leet.runfile.locate import RunNotFound, find_run_file
 from leet.sources.layout import (  # noqa: F401 - re-exported: where these lived before layout.py
@@ -253,6 +253,7 @@ class SharedRunSource(Tailer):
         summary.update(primary.summary)  # the primary's word wins where two writers set one key
         steps = [snap.last_step for snap in snaps if snap.last_step is not None]
         history_keys = _history_keys(snaps, [writer.history_label for writer in writers])
+        alerts, dropped = merge_alerts(snaps, labels)
         return replace(
             primary,
             axes={key: axis for snap in reversed(snaps) for key, axis in snap.axes.items()},
@@ -270,6 +271,8 @@ class SharedRunSource(Tailer):
             lost_records=sum(snap.lost_records for snap in snaps),
             lost_uncounted=sum(snap.lost_uncounted for snap in snaps),
             capped=_merged_caps(snaps, len(history_keys)),
+            alerts=alerts,
+            alerts_dropped=dropped,
             error="; ".join(([self.error] if self.error else []) + [f"{label or 'primary'}: {snap.error}" for snap, label in zip(snaps, labels) if snap.error]),
             stopped=bool(self.error) or any(snap.stopped for snap in snaps),
             labels=tuple(sorted({label for label in labels if label}, key=natural_key)),
@@ -280,6 +283,21 @@ class SharedRunSource(Tailer):
         self.stop()
         for writer in self._writers():
             writer.close()
+
+
+def merge_alerts(snaps: Sequence[RunSnapshot], labels: Sequence[str | None]) -> tuple[tuple[AlertRecord, ...], int]:
+    """Every writer's alert records, each with its writer's label, in time order; the newest ``ALERTS_KEPT``, and how many more."""
+    dropped = sum(snap.alerts_dropped for snap in snaps)
+    if not any(snap.alerts for snap in snaps):
+        return (), dropped
+    merged = [
+        replace(alert, label=label) if label and not alert.label else alert
+        for snap, label in zip(snaps, labels)
+        for alert in snap.alerts
+    ]
+    merged.sort(key=lambda alert: alert.time if alert.time is not None else float("-inf"))  # stable: each writer keeps its order
+    extra = max(0, len(merged) - ALERTS_KEPT)
+    return tuple(merged[extra:]), dropped + extra
 
 
 def _history_keys(snaps: Sequence[RunSnapshot], labels: Sequence[str | None]) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ from leet.runfile.events import RunExit, StatsRow
 from leet.runfile.locate import RunNotFound
 from leet.runfile.reader import BLOCK_SIZE, ORPHAN_CHUNK, Chunked, RunFileError, read_records
 from leet.runfile.records import decode
+from leet.sources.alert_tail import AlertTail, RunAlerts, merged
 from leet.sources.base import Worker
 from leet.sources.layout import RunDir, head_of, is_workspace, run_files, scan_runs, workspace_root  # noqa: F401 - re-exported
 from leet.sources.run import RunSource
@@ -241,6 +242,10 @@ class WorkspaceSource(Worker):
         self._probes: dict[str, RunEntry] = {}  # per run directory
         self._entries: dict[str, RunEntry] = {}  # per run: a shared run's writers merged
         self._sources: dict[str, RunSource | SharedRunSource] = {}
+        # run.alert() records each file gained while watched (read on the scan thread, published under the lock)
+        self._tails: dict[Path, AlertTail] = {}
+        self._alerts: dict[Path, RunAlerts] = {}
+        self._scanned = False  # files found by the first scan hold no news
 
     # -- runs ------------------------------------------------------------------
     def refresh(self) -> bool:
@@ -257,6 +262,8 @@ class WorkspaceSource(Worker):
             with self._lock:
                 known = self._probes.get(run_dir.name)
             entry = self._probe(run_dir, known, now)
+            if self._read_alerts(entry or known, now, moved=entry is not None):
+                changed = True
             if entry is None or entry == known:
                 continue
             with self._lock:
@@ -265,14 +272,46 @@ class WorkspaceSource(Worker):
         with self._lock:
             vanished = set(self._probes) - seen
             for key in vanished:
-                del self._probes[key]
+                file = self._probes.pop(key).file
+                self._tails.pop(file, None)
+                self._alerts.pop(file, None)
             before = set(self._entries)
             if changed or vanished:
                 self._entries = {entry.key: entry for entry in group_writers(self._probes.values())}
             gone = before - set(self._entries)
         for key in gone:
             self.deselect(key)  # its row is gone: nothing could deselect it later
+        self._scanned = True
         return changed or bool(gone)
+
+    def _read_alerts(self, entry: RunEntry | None, now: float, moved: bool) -> bool:
+        """New alert records of ``entry``'s file, when its scan saw it change (or the last read stopped short)."""
+        if entry is None or entry.error:
+            return False
+        tail = self._tails.get(entry.file)
+        if tail is None:
+            label = entry.labels[0] if entry.labels else ""
+            tail = self._tails[entry.file] = AlertTail(entry.file, first_seen=not self._scanned, run_id=entry.run_id, name=entry.name, label=label)
+            moved = True
+        elif not (moved or tail.more):
+            return False
+        tail.detector.facts.name = entry.name or tail.detector.facts.name  # a run record written since
+        tail.detector.facts.run_id = entry.run_id or tail.detector.facts.run_id
+        if not tail.poll(now):
+            return False
+        with self._lock:
+            self._alerts[entry.file] = tail.summary()
+        return True
+
+    def alerts(self) -> dict[str, RunAlerts]:
+        """By run key, the alert records its files gained while the workspace watched (runs with any)."""
+        with self._lock:
+            found = {}
+            for entry in self._entries.values():
+                parts = [self._alerts[file] for file in (entry.files or (entry.file,)) if file in self._alerts]
+                if parts:
+                    found[entry.key] = merged(parts)
+            return found
 
     def _probe(self, run_dir: RunDir, known: RunEntry | None, now: float) -> RunEntry | None:
         """A fresh look at ``run_dir``, or None when what is known still holds."""

@@ -20,8 +20,10 @@ from leet.model.node_filter import LabelFilter
 from leet.model.run import RunSnapshot, RunState
 from leet.sources.base import RunView
 from leet.ui.bindings import RUN_KEYS, footer_hints, screen_keys
+from leet.ui.screens.alerts import AlertsScreen, announce
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.screens.pause import PauseActions
+from leet.ui.views.alerts import RunSeen, alert_markers, run_news
 from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
 from leet.ui.views.footer import status_line
 from leet.ui.views.run import (
@@ -79,6 +81,7 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
         self._system_specs: dict[str, ChartSpec] = {}
         self._metric_specs_for: tuple | None = None
         self._snapshot: RunSnapshot | None = None
+        self._alerts_seen: RunSeen | None = None  # what the last look saw: alerts and state (news is what differs)
 
     def compose(self) -> ComposeResult:
         yield TextLine(id="header")
@@ -104,11 +107,23 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
             return
         snapshot = self.source.snapshot()
         self._snapshot = snapshot
+        self._tell_news(snapshot)
         with self.app.batch_update():
             self._draw_metrics(snapshot)
             self._draw_system()
             self._draw_text(snapshot)
             self._draw_bars(snapshot)
+
+    def _tell_news(self, snapshot: RunSnapshot) -> None:
+        """Toast (and maybe ring for) alerts and a run ending since the last look; never while paused."""
+        self._alerts_seen, news, seen = run_news(self._alerts_seen, snapshot, self._clock())
+        if news or seen:
+            announce(self.app, news, seen)
+
+    def check_alerts(self) -> None:
+        """Look for news without drawing (the alerts pane is over this screen)."""
+        if not self.paused:
+            self._tell_news(self.source.snapshot(console_lines=0))
 
     def _grid(self, name: str) -> ChartGrid:
         return self.query_one(f"#{name}", ChartGrid)
@@ -125,7 +140,7 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
         if not grid.display:
             return
         x_range = step_range(0.0, float(snapshot.last_step) if snapshot.last_step is not None else None)
-        self._draw_grid(grid, self._metric_specs, snapshot.run_key, x_range, "step")
+        self._draw_grid(grid, self._metric_specs, snapshot.run_key, x_range, "step", alert_markers(snapshot))
 
     def _draw_system(self) -> None:
         grid = self._grid("system")
@@ -144,7 +159,11 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
         span = store.time_span(run)
         self._draw_grid(grid, self._system_specs, run, time_range(*span) if span else (0.0, 1.0), "time")
 
-    def _draw_grid(self, grid: ChartGrid, specs: dict[str, ChartSpec], run: str, x_range: tuple[float, float], x_kind: str) -> None:
+    def _draw_grid(
+        self, grid: ChartGrid, specs: dict[str, ChartSpec], run: str, x_range: tuple[float, float], x_kind: str,
+        markers: tuple[tuple[float, str], ...] = (),
+    ) -> None:
+        """Draw the visible charts; ``markers`` (alerts by step) go on charts whose x axis is the step."""
         visible = grid.visible_charts()
         # A chart with a define_metric axis reads its own store namespace, and gets that axis's range.
         runs = {chart_id: axis_key(run, specs[chart_id].x_axis) if specs[chart_id].x_axis else run for chart_id, _ in visible}
@@ -159,7 +178,7 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
                 span = store.time_span(where)
                 ranges[where] = step_range(min(0.0, span[0]), span[1]) if span else (0.0, 1.0)
             mode = self._modes.get(f"{grid.id}:{chart_id}") or default_mode(spec)
-            widget.set_view(chart_view(spec, snapshots, where, ranges[where], mode, x_kind=x_kind))
+            widget.set_view(chart_view(spec, snapshots, where, ranges[where], mode, x_kind=x_kind, markers=() if spec.x_axis else markers))
 
     def _draw_text(self, snapshot: RunSnapshot) -> None:
         overview = self.query_one("#overview", TextPane)
@@ -252,6 +271,9 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
 
     def action_quit(self) -> None:
         self.app.exit()
+
+    def action_alerts(self) -> None:
+        self.app.push_screen(AlertsScreen())
 
     def action_unfocus(self) -> None:
         """Leave the focused pane; with nothing focused, go back to the workspace (if we came from one)."""

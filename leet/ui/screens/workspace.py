@@ -20,9 +20,11 @@ from leet.sources.shared import open_run
 from leet.sources.workspace import RunEntry
 from leet.ui.app import leet_app
 from leet.ui.bindings import WORKSPACE_KEYS, footer_hints, screen_keys
+from leet.ui.screens.alerts import AlertsScreen, announce
 from leet.ui.screens.grid_actions import GridActions
 from leet.ui.screens.pause import PauseActions
 from leet.ui.screens.run import RunScreen
+from leet.ui.views.alerts import MARK_STYLES, WorkspaceSeen, rebaseline, unseen_marks, workspace_news
 from leet.ui.views.footer import status_line
 from leet.ui.views.run import STATE_STYLE, metric_specs, overlay_view
 from widgets.chartframe import MODES, fit_middle
@@ -41,8 +43,9 @@ NO_GROUP = "(no group)"
 UNREADABLE = "unreadable"  # the state column's 10 cells, for a run whose file or directory cannot be read
 
 
-def run_row(entry: RunEntry, grouping: str = "flat", job_type: str = "") -> RunRow:
-    """One run's line; its details leave out what the grouping or the job-type filter already say."""
+def run_row(entry: RunEntry, grouping: str = "flat", job_type: str = "", alerts: tuple[int, str] | None = None) -> RunRow:
+    """One run's line; its details leave out what the grouping or the job-type filter already say.
+    ``alerts``: (alerts not looked at, their most severe level), marked after the name."""
     # The column is 10 cells: "presumed crashed" would lose the word that matters.
     state = ("crashed?" if entry.state is RunState.CRASHED else entry.state.value) if entry.exit_code in (None, 0) else f"failed ({entry.exit_code})"
     state = UNREADABLE if entry.error else state
@@ -55,13 +58,14 @@ def run_row(entry: RunEntry, grouping: str = "flat", job_type: str = "") -> RunR
     return RunRow(
         entry.key, entry.title, entry.run_id, state, "error" if entry.error else STATE_STYLE[entry.state], started, entry.live,
         writers=entry.writers, labels=compact_labels(entry.labels), detail=tuple(part for part in detail if part),
+        alerts=alerts[0] if alerts else 0, alert_style=MARK_STYLES.get(alerts[1], "warn") if alerts else "warn",
     )
 
 
-def run_lines(entry: RunEntry, grouping: str = "flat", job_type: str = "", problem: str = "") -> list[ListRow]:
+def run_lines(entry: RunEntry, grouping: str = "flat", job_type: str = "", problem: str = "", alerts: tuple[int, str] | None = None) -> list[ListRow]:
     """A run's line, and under it what went wrong: its own error (it cannot be read), else ``problem``
     (what reading it, once selected, hit); and damage seen while listing it."""
-    row = run_row(entry, grouping, job_type)
+    row = run_row(entry, grouping, job_type, alerts)
     why = "; ".join(part for part in (entry.error or problem, entry.damage) if part)
     return [row, RunNote(entry.key, why)] if why else [row]
 
@@ -92,21 +96,23 @@ def next_job_type(entries: Sequence[RunEntry], current: str) -> str:
 
 
 def list_rows(
-    entries: Sequence[RunEntry], grouping: str = "flat", job_type: str = "", pattern: str = "", problems: Mapping[str, str] | None = None
+    entries: Sequence[RunEntry], grouping: str = "flat", job_type: str = "", pattern: str = "", problems: Mapping[str, str] | None = None,
+    marks: Mapping[str, tuple[int, str]] | None = None,
 ) -> list[ListRow]:
     """The runs list for ``entries`` (newest first): filtered by job type and ``pattern``, flat or under group headers.
 
     Groups come in the order of their newest run; runs without a group come last, under ``(no group)``.
-    ``problems`` holds what reading each selected run hit, by key.
+    ``problems`` holds what reading each selected run hit, by key; ``marks`` the alerts not looked at (``unseen_marks``).
     """
     problems = problems or {}
+    marks = marks or {}
     matches = compile_filter(pattern) if pattern else None
     shown = [
         entry for entry in entries
         if (not job_type or entry.job_type == job_type) and (matches is None or any(matches(text) for text in entry_texts(entry)))
     ]
     if grouping != "group":
-        return [line for entry in shown for line in run_lines(entry, grouping, job_type, problems.get(entry.key, ""))]
+        return [line for entry in shown for line in run_lines(entry, grouping, job_type, problems.get(entry.key, ""), marks.get(entry.key))]
     groups: dict[str, list[RunEntry]] = {}
     for entry in shown:
         groups.setdefault(entry.group, []).append(entry)
@@ -115,7 +121,7 @@ def list_rows(
     rows: list[ListRow] = []
     for group, members in groups.items():
         rows.append(GroupHeader(group or NO_GROUP, len(members), sum(entry.live for entry in members)))
-        rows += [line for entry in members for line in run_lines(entry, grouping, job_type, problems.get(entry.key, ""))]
+        rows += [line for entry in members for line in run_lines(entry, grouping, job_type, problems.get(entry.key, ""), marks.get(entry.key))]
     return rows
 
 
@@ -155,6 +161,9 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         self._titles: dict[str, str] = {}
         self.grouping = GROUPINGS[0]
         self.job_type = ""  # "": every job type
+        self._alerts_seen: WorkspaceSeen | None = None  # each run's state and alert count at the last look
+        self._looked: dict[str, int] = {}  # each run's alert count when the person last selected or opened it
+        self._viewing = ""  # the run open in a run view: that view tells its news
 
     def compose(self) -> ComposeResult:
         yield TextLine(id="header")
@@ -189,12 +198,43 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         snapshots = [source.snapshot(console_lines=0) for _, _, source in runs]
         problems = {key: snapshot.error for (key, _, _), snapshot in zip(runs, snapshots) if snapshot.error}
         pattern = self.filters["runs"]
-        rows = list_rows(entries, self.grouping, self.job_type, pattern, problems)
+        alerts = self._tell_news(entries)
+        rows = list_rows(entries, self.grouping, self.job_type, pattern, problems, unseen_marks(alerts, self._looked))
         empty = waiting_lines(str(self.source.root)) if not entries else ()
         self.query_one(RunList).set_runs(rows, self.source.selected(), list_note(self.grouping, self.job_type, pattern), empty)
         with self.app.batch_update():
             self._draw_metrics(runs, snapshots)
             self._draw_bars(len(entries))
+
+    # -- alerts ----------------------------------------------------------------------------
+    def _run_alerts(self) -> dict:
+        """By run key, the alerts the workspace read while open (a source that reads none: none)."""
+        read = getattr(self.source, "alerts", None)
+        return read() if callable(read) else {}
+
+    def _tell_news(self, entries: list[RunEntry]) -> dict:
+        """Toast what is new since the last look (alerts, runs ending); the runs' alerts, by key."""
+        alerts = self._run_alerts()
+        if self._viewing:
+            self._look(self._viewing, alerts, entries)
+        self._alerts_seen, news = workspace_news(self._alerts_seen, entries, alerts, self._clock())
+        if news:
+            announce(self.app, news)
+        return alerts
+
+    def check_alerts(self) -> None:
+        """Look for news without drawing (the alerts pane is over this screen)."""
+        if not self.paused:
+            self._tell_news(self.source.entries())
+
+    def _look(self, key: str, alerts: dict | None = None, entries: list[RunEntry] | None = None) -> None:
+        """The person looked at run ``key``: its alerts are no longer unseen, nor news."""
+        found = (self._run_alerts() if alerts is None else alerts).get(key)
+        total = found.total if found is not None else 0
+        self._looked[key] = total
+        entry = next((e for e in (self.source.entries() if entries is None else entries) if e.key == key), None)
+        if entry is not None:
+            self._alerts_seen = rebaseline(self._alerts_seen, key, entry.state, total)
 
     def _selected_runs(self) -> list[tuple[str, str, Snapshots]]:
         runs = []
@@ -246,6 +286,7 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
 
     # -- runs ----------------------------------------------------------------------------
     def on_run_list_toggled(self, event: RunList.Toggled) -> None:
+        self._look(event.key)
         if event.key in self.source.selected():
             self.source.deselect(event.key)
         elif self.source.select(event.key) is None:
@@ -273,8 +314,12 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
             return
         app = leet_app(self.app)
         app.attach(run)
+        self._look(entry.key)
+        self._viewing = entry.key  # the run view shows (and tells) what happens to it meanwhile
 
         def closed(_result: object) -> None:
+            self._look(entry.key)
+            self._viewing = ""
             app.detach(run)
             self.source.store.drop_run(view_key)
             self.source.store.drop_run(system_key(view_key))
@@ -292,6 +337,9 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
 
     def action_quit(self) -> None:
         self.app.exit()
+
+    def action_alerts(self) -> None:
+        self.app.push_screen(AlertsScreen())
 
     def action_focus_runs(self) -> None:
         self.query_one(RunList).focus()

@@ -8,6 +8,7 @@ so what a person sees can be tested without a terminal.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Iterable, Mapping, Sequence
 
 from leet.model.catalog import ChartSpec
@@ -111,12 +112,14 @@ def chart_view(
     x_range: tuple[float, float],
     mode: str,
     x_kind: str = "time",
+    markers: tuple[tuple[float, str], ...] = (),
 ) -> ChartView:
     """What one chart shows in ``mode``; with several node labels, nodes get a colour each
-    in line and log mode, and "spread" shows how the nodes compare ("line" for one node)."""
+    in line and log mode, and "spread" shows how the nodes compare ("line" for one node).
+    ``markers``: ``(x, level)`` events for the x-axis row (a run's alerts by step)."""
     labels = node_labels(spec)
     if mode == "spread" and len(labels) >= 2:
-        return _spread_view(spec, snapshots, run, x_range, x_kind)
+        return replace(_spread_view(spec, snapshots, run, x_range, x_kind), markers=markers)
     names: list[str] = []
     data: list[SeriesView] = []
     groups: list[int] = []
@@ -143,6 +146,7 @@ def chart_view(
         groups=tuple(node_name(label) for label in labels) if by_node else (),
         series_group=tuple(groups) if by_node else (),
         integer=counts(spec, data),
+        markers=markers,
     )
 
 

@@ -14,6 +14,7 @@ from leet.model.run import RunSnapshot, RunState
 from leet.model.store import SeriesData, SeriesKey
 from leet.model.values import collapse_media, describe_value, format_duration, media_noun, plain
 from leet.runfile.records import flatten
+from leet.ui.views.alerts import alert_section
 from leet.ui.views.charts import whole_numbers
 from widgets.chartframe import ChartView
 from widgets.clock import clock_text
@@ -107,6 +108,7 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
     if snapshot.writers:
         run_items.append(("Writers", f"{len(snapshot.writers)} (shared run)"))
     section("Run", run_items)
+    lines += alert_section(snapshot, pattern)
     if snapshot.writers:
         section("Nodes", [(writer.label or "(no label)", writer_text(writer)) for writer in snapshot.writers])
     if snapshot.segments:
