@@ -298,14 +298,17 @@ class QueryPlan:
             Part("node_tx", NODE_EXPORTER, VALUE, f"sum by ({by}) ({rate('node_network_transmit_bytes_total', real_if)})",
                  _fixed("network.sentBps")),
             Part("node_host", NODE_EXPORTER, MARKER, marker(v("node_uname_info"))),
-            Part("dcgm", DCGM_EXPORTER, VALUE, f'label_replace({dcgm}, "{DCGM_FIELD_LABEL}", "$1", "__name__", "(.+)")', _dcgm_key),
-            Part("dcgm_mem", DCGM_EXPORTER, VALUE, f"100 * {fb_used} / ({fb_used} + {fb_free})", _dcgm_memory_key),
             Part(
                 "dcgm_host", DCGM_EXPORTER, MARKER,
                 f"count by ({by}, Hostname, hostname) ({marker(v('DCGM_FI_DEV_GPU_TEMP'))})",
             ),
             Part("up", "", UP, v("up")),
             Part("scraped", "", SCRAPED, f"timestamp({v('up')}) and on (job, instance) ({v('up')} == 1)"),
+            # The biggest parts (a series per GPU and field) last: each ``or`` goes over every series to its
+            # left, so a big part early is gone over again by every ``or`` after it. Each part has its own
+            # leet_part label, so the order changes the cost, never the answer.
+            Part("dcgm", DCGM_EXPORTER, VALUE, f'label_replace({dcgm}, "{DCGM_FIELD_LABEL}", "$1", "__name__", "(.+)")', _dcgm_key),
+            Part("dcgm_mem", DCGM_EXPORTER, VALUE, f"100 * {fb_used} / ({fb_used} + {fb_free})", _dcgm_memory_key),
         )
         return tuple(
             replace(part, expr=computed(part.expr)) if part.role == VALUE and part.kind != LEET_SERVE else part for part in parts
