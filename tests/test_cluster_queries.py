@@ -112,11 +112,11 @@ def test_the_batches_are_promql_prometheus_accepts(tmp_path):
 def test_windows_and_history_steps():
     assert rate_window(15) == 60 and rate_window(30) == 120 and rate_window(15, step=45) == 90
     assert marker_window(60) == 300 and marker_window(3600) == 3600 and marker_window(86400) == 3600
-    assert history_step(3600, 120, 15) == 15  # 240 cells of dots: the interval decides
-    assert history_step(3600, 40, 15) == 45  # two points a cell
+    assert history_step(3600, 240, 15) == 15  # 240 cells: the interval decides
+    assert history_step(3600, 40, 15) == 90  # a point a cell
     assert history_step(600, 1000, 0.5) == 1  # whole seconds
     assert history_step(7 * 86400, 100_000, 1) == 55  # Prometheus's 11,000 points a series
-    assert history_step(3600, 0, 15) == 1800
+    assert history_step(3600, 0, 15) == 3600
 
 
 # -- answers to readings ---------------------------------------------------------------------

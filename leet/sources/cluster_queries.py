@@ -346,8 +346,14 @@ def marker_window(range_s: float) -> float:
 
 
 def history_step(range_s: float, width: int, interval: float) -> float:
-    """Whole seconds between history points: two a chart cell, never closer than the interval."""
-    step = max(interval, range_s / (2 * max(int(width), 1)), range_s / MAX_POINTS, 1.0)
+    """Whole seconds between history points: one a chart cell, never closer than the interval.
+
+    One a cell, not one a braille dot column (two a cell): the line drawn between
+    points fills the other column, and Prometheus answers the history in half
+    the time with half the JSON (the first full screen waits for it). Live
+    points come at the interval.
+    """
+    step = max(interval, range_s / max(int(width), 1), range_s / MAX_POINTS, 1.0)
     return float(math.ceil(step))
 
 

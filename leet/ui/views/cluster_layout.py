@@ -1,6 +1,6 @@
 """The cluster screen's proportions, pure: what ``leet cluster`` needs before Textual loads.
 
-The history's step is chosen for the chart width (two points a cell), and
+The history's step is chosen for the chart width (a point a cell), and
 the first query goes out while Textual imports, so the CLI works the width
 out from the terminal's columns the way the screen will lay it out.
 """
