@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from leet.alerts import tail as tail_module
 from leet.alerts.detect import RunDetector
 from leet.alerts.events import ALERT, ERROR, FINISHED, INFO, WARNING, Alert
 from leet.alerts.settings import AlertSettings
@@ -472,13 +473,13 @@ def test_the_workspace_reads_no_alerts_while_nothing_changes_and_counts_new_runs
     source.refresh()
     assert source.alerts() == {}, "alerts a run held when the workspace opened are no news"
     opened = []
-    real = alert_tail.EventReader
+    real = tail_module.EventReader
 
     def counting(*args, **kwargs):
         opened.append(args[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(alert_tail, "EventReader", counting)
+    monkeypatch.setattr(tail_module, "EventReader", counting)
     source.refresh()
     assert opened == [], "an idle workspace reads no run file for alerts"
     later = copy_run(alert_run, tmp_path, alert_run.run_dir.name + "-later")

@@ -31,38 +31,38 @@ from typing import Iterable
 from leet.alerts.detect import RunDetector
 from leet.alerts.events import NODE_LOST, Alert, default_level
 from leet.alerts.ledger import Ledger
+from leet.alerts.tail import RunTail, all_but, settling_start
 from leet.alerts.thresholds import ThresholdWatch
-from leet.runfile.reader import BLOCK_SIZE, RunFileError
-from leet.runfile.records import EventReader
+from leet.runfile.reader import RunFileError
 from leet.sources.layout import resolve, scan_runs
 from leet.sources.workspace import probe
 
 HOT_S, QUIET_S, ENDED_S = 0.0, 1.0, 5.0  # seconds between looks: being written, quiet a minute, ended
 QUIET_AFTER = 60.0
-TAIL_BYTES = 2 * BLOCK_SIZE  # what is read of a file first seen: its state and exit are at its end
-MAX_RECORDS = 20_000  # a poll reads at most this much of one file, so one huge file never starves the others
-# What the alerts need of a file; the rest is skipped unparsed.
-NEEDED = frozenset(("run", "exit", "alert", "history", "stats"))
-SKIPPED = ("output", "output_raw", "files", "telemetry", "config", "summary", "metric", "environment", "artifact", "tbrecord", "use_artifact")
 
 
 @dataclass
 class Followed:
-    """One run file: where reading got to, and its detector."""
+    """One run file: its tail (offset, detector) and what the follower keeps beside it."""
 
-    path: Path
-    detector: RunDetector
-    reader: EventReader
+    tail: RunTail
     shared: bool = False
     label: str = ""
-    device: int = 0
-    inode: int = 0
-    size: int = -1
-    mtime: float = 0.0
-    changed_at: float = 0.0  # wall clock of the last change seen
+    changed_at: float = 0.0  # wall clock of the last growth seen
     next_look: float = 0.0
     lost_at: float | None = None  # the mtime at which it was called lost
-    problem: str = ""
+
+    @property
+    def path(self) -> Path:
+        return self.tail.file
+
+    @property
+    def detector(self) -> RunDetector:
+        return self.tail.detector
+
+    @property
+    def mtime(self) -> float:
+        return self.tail.mtime
 
     @property
     def group(self) -> str:
@@ -160,18 +160,19 @@ class Follower:
             self.problems.append(f"{file}: {error.strerror or error}")
             return
         place = self.ledger.place(str(file))
-        settle = False
         if place is not None and place[:2] == (stat.st_dev, stat.st_ino) and place[2] <= stat.st_size:
-            start = place[2]  # read on from where it was left
-        elif place is None and first and stat.st_size > TAIL_BYTES:
-            start = (stat.st_size - TAIL_BYTES) // BLOCK_SIZE * BLOCK_SIZE  # already there: learn its state only
-            settle = True
+            start, settle = place[2], False  # read on from where it was left
+        elif place is None and first:
+            start, settle = settling_start(stat.st_size), True  # already there: learn its state only
         else:
-            start, settle = 0, place is None and first
-        followed = Followed(file, detector, _reader(file, start, self.thresholds), shared=entry.shared, label=label, changed_at=stat.st_mtime)
-        self.files[file] = followed
+            start, settle = 0, False  # new, or replaced while nobody watched: the ledger knows what was told
+        rules = self.thresholds is not None and bool(self.thresholds.rules)
+        needed = ("run", "exit", "alert", "history", "stats") if rules else ("run", "exit", "alert")  # the rest is skipped unparsed
+        tail = RunTail(file, detector, skip=all_but(*needed), history_values=rules, start=start, settle=settle)
+        followed = self.files[file] = Followed(tail, shared=entry.shared, label=label, changed_at=stat.st_mtime)
         if settle:
-            for alert in self._read(followed, now) + detector.check(now, stat.st_mtime):
+            self._read(followed, now)  # its alerts go to the ledger as settled
+            for alert in detector.check(now, followed.mtime):
                 self.ledger.settle(alert.ident, alert.time)
 
     # -- polling ------------------------------------------------------------------------
@@ -196,35 +197,27 @@ class Follower:
         return QUIET_S if now - followed.changed_at > QUIET_AFTER else HOT_S
 
     def _read(self, followed: Followed, now: float) -> list[Alert]:
-        try:
-            stat = followed.path.stat()
-        except OSError as error:
-            followed.problem = f"{followed.path}: {error.strerror or error}"
+        size = followed.tail.size
+        read = followed.tail.poll(now)
+        if read is None:
             return []
-        if (stat.st_dev, stat.st_ino) != (followed.device, followed.inode) and followed.device:
-            # Replaced by another file: read it from its start; the ledger keeps what was sent.
-            followed.reader.close()
-            followed.reader = _reader(followed.path, 0, self.thresholds)
-        if (stat.st_size, stat.st_mtime) == (followed.size, followed.mtime) and followed.device:
-            return []
-        followed.device, followed.inode = stat.st_dev, stat.st_ino
-        if stat.st_size != followed.size:
+        if followed.tail.size != size:
             followed.changed_at = now
-        followed.size, followed.mtime = stat.st_size, stat.st_mtime
-        alerts: list[Alert] = []
-        try:
-            batch = followed.reader.poll(MAX_RECORDS)
-            alerts += followed.detector.feed(batch.items, now)
-            if not batch.at_eof:
-                followed.size = -1  # more to read: look again next tick
-        except (OSError, RunFileError) as error:
-            followed.problem = f"{followed.path}: {error}"
-            return alerts
-        followed.problem = ""
-        self.ledger.leave(str(followed.path), stat.st_dev, stat.st_ino, followed.reader.offset)
+        identity = followed.tail.identity
+        if identity is not None:
+            self.ledger.leave(str(followed.path), identity[0], identity[1], followed.tail.offset)
         if followed.detector.facts.label:
             followed.label = followed.detector.facts.label
-        return alerts
+        if read.settled:
+            for alert in read.alerts:
+                self.ledger.settle(alert.ident, alert.time)
+            return []
+        return read.alerts
+
+    @property
+    def unreadable(self) -> list[str]:
+        """Why each file that could not be read last time could not, one line each."""
+        return [followed.tail.problem for followed in self.files.values() if followed.tail.problem]
 
     # -- shared runs ----------------------------------------------------------------------
     def _lost_nodes(self, now: float) -> list[Alert]:
@@ -262,14 +255,7 @@ class Follower:
         )
 
     def close(self) -> None:
-        for followed in self.files.values():
-            followed.reader.close()
-
-
-def _reader(file: Path, start: int, thresholds: ThresholdWatch | None) -> EventReader:
-    rules = thresholds is not None and bool(thresholds.rules)
-    skipped = SKIPPED if rules else (*SKIPPED, "history", "stats")
-    return EventReader(file, start=start, skip=skipped, history_values=rules, lazy_summary=True)
+        """Nothing to release: no file stays open between reads."""
 
 
 def _directories(root: Path) -> list[os.DirEntry[str]]:

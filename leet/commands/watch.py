@@ -272,6 +272,7 @@ class Watch:
         self.results: queue.SimpleQueue[tuple[Alert, str, bool, str]] = results if results is not None else queue.SimpleQueue()  # (alert, route name, ok, error)
         self.samples: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._saved_at = 0.0
+        self._unreadable: set[str] = set()
         self.host = os.uname().nodename if hasattr(os, "uname") else "host"
 
     def run(self, stop: threading.Event, once: bool = False) -> None:
@@ -314,7 +315,8 @@ class Watch:
             alerts += self.cluster.poll(now)
         told = [alert for alert in alerts if self.handle(alert)]
         self._take_results()
-        if (self.ledger.dirty or self.thresholds is not None) and (now - self._saved_at > SAVE_EVERY or told):
+        if now - self._saved_at > SAVE_EVERY or told:
+            self._say_unreadable()
             self._save(now)
         return told
 
@@ -380,6 +382,13 @@ class Watch:
                 if state in TROUBLE or route.state in TROUBLE:  # trouble, and the end of it, are news; idle → ok is not
                     say(f"{route.name}: {state}{_why(route) if state in TROUBLE else ''}")
                 route.state = state
+
+    def _say_unreadable(self) -> None:
+        """A file that cannot be read costs only itself, and says so once (and again once it comes back and goes)."""
+        problems = set(self.follower.unreadable)
+        for problem in sorted(problems - self._unreadable):
+            say(problem)
+        self._unreadable = problems
 
     def _save(self, now: float) -> None:
         if self.thresholds is not None:
