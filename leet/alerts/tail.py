@@ -62,7 +62,7 @@ class RunTail:
         try:
             stat = self.file.stat()
         except OSError as error:
-            self.problem = f"{self.file}: {error.strerror or error}"
+            self.problem = _problem(self.file, error)
             return None
         identity = (stat.st_dev, stat.st_ino)
         if (self.identity is not None and identity != self.identity) or stat.st_size < self.offset:
@@ -79,7 +79,7 @@ class RunTail:
             finally:
                 reader.close()
         except (OSError, RunFileError, ValueError) as error:
-            self.problem = f"{self.file}: {getattr(error, 'strerror', None) or error}"
+            self.problem = _problem(self.file, error)
             return None
         self.problem = ""
         self.more = not batch.at_eof
@@ -90,3 +90,9 @@ class RunTail:
 def settling_start(size: int) -> int:
     """Where a settling read of a file ``size`` bytes long starts: the block boundary before its last 64 KiB."""
     return max(0, size - SETTLE_BYTES) // BLOCK_SIZE * BLOCK_SIZE
+
+
+def _problem(file: Path, error: Exception) -> str:
+    """One line: the file and what went wrong, the path said once (some errors name it themselves)."""
+    text = getattr(error, "strerror", None) or str(error)
+    return text if str(file) in text else f"{file}: {text}"

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pathlib import PurePath
 
     from leet.model.run import RunSnapshot
     from leet.model.store import Store
+    from leet.sources.alert_tail import RunAlerts
     from leet.sources.workspace import RunEntry
 
 _log = logging.getLogger("leet.sources")
@@ -91,6 +92,10 @@ class WorkspaceView(Source, Protocol):
     def select(self, key: str) -> Snapshots | None: ...
 
     def deselect(self, key: str) -> None: ...
+
+    def alerts(self) -> Mapping[str, RunAlerts]:
+        """By run key, the run.alert() records its files gained while the folder was watched."""
+        ...
 
 
 class Listeners:

@@ -21,6 +21,7 @@ from leet.config import Config
 from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState
 from leet.model.store import Store
 from leet.runfile.events import HistoryRow, RunExit, RunInfo, SummaryUpdate
+from leet.sources.alert_tail import RunAlerts
 from leet.sources.base import Listeners
 from leet.sources.workspace import RunEntry
 from leet.ui.app import LeetApp
@@ -128,6 +129,9 @@ class DemoWorkspace(Listeners):
 
     def entries(self) -> list[RunEntry]:
         return list(self._entries)
+
+    def alerts(self) -> dict[str, RunAlerts]:
+        return {}  # made-up runs write no alert records
 
     def selected(self) -> list[str]:
         return list(self._selected)

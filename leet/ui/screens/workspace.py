@@ -15,6 +15,7 @@ from leet.model.node_filter import LabelFilter
 from leet.model.run import RunSnapshot, RunState
 from leet.model.store import SeriesKey
 from leet.runfile.reader import RunFileError
+from leet.sources.alert_tail import RunAlerts
 from leet.sources.base import Snapshots, WorkspaceView
 from leet.sources.shared import open_run
 from leet.sources.workspace import RunEntry
@@ -207,12 +208,11 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
             self._draw_bars(len(entries))
 
     # -- alerts ----------------------------------------------------------------------------
-    def _run_alerts(self) -> dict:
-        """By run key, the alerts the workspace read while open (a source that reads none: none)."""
-        read = getattr(self.source, "alerts", None)
-        return read() if callable(read) else {}
+    def _run_alerts(self) -> Mapping[str, RunAlerts]:
+        """By run key, the alerts the workspace read while open."""
+        return self.source.alerts()
 
-    def _tell_news(self, entries: list[RunEntry]) -> dict:
+    def _tell_news(self, entries: list[RunEntry]) -> Mapping[str, RunAlerts]:
         """Toast what is new since the last look (alerts, runs ending); the runs' alerts, by key."""
         alerts = self._run_alerts()
         if self._viewing:
@@ -227,7 +227,7 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         if not self.paused:
             self._tell_news(self.source.entries())
 
-    def _look(self, key: str, alerts: dict | None = None, entries: list[RunEntry] | None = None) -> None:
+    def _look(self, key: str, alerts: Mapping[str, RunAlerts] | None = None, entries: list[RunEntry] | None = None) -> None:
         """The person looked at run ``key``: its alerts are no longer unseen, nor news."""
         found = (self._run_alerts() if alerts is None else alerts).get(key)
         total = found.total if found is not None else 0
