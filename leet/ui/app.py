@@ -16,6 +16,7 @@ from leet.sources.base import Source
 from leet.sources.live import LiveSource
 from leet.ui.output import keep_geometry_cache_small
 from leet.ui.terminal import TEXTUAL_COLOR_FILTERS, terminal_filters
+from leet.ui.views.alerts import AlertLog
 from widgets.lines import ASCII_CLASS
 
 # The quiet driver reads Textual's input parser from the inside: only on the
@@ -88,6 +89,7 @@ class LeetApp(App[None]):
         self._clock = clock
         self._make_screen = screen or self._symon_screen
         self._attached: dict[Source, bool] = {}  # each source (by identity), and whether the app runs it
+        self.alert_log = AlertLog()  # every alert this session saw, for the alerts pane (``!``)
         self._started = False
         # What the terminal can show (leet.ui.terminal): ASCII only, no colour.
         self._terminal_filters = terminal_filters(ascii=bool(self.config.ascii), color=self.config.color)

@@ -10,7 +10,6 @@ newest first, and follows it while open.
 from __future__ import annotations
 
 from typing import Iterable, Protocol, runtime_checkable
-from weakref import WeakKeyDictionary
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -28,15 +27,9 @@ EMPTY = (
     "run.alert() records, and runs that finish, fail or crash while you watch, show here.",
 )
 
-_LOGS: WeakKeyDictionary[App, AlertLog] = WeakKeyDictionary()
-
-
 def session_log(app: App) -> AlertLog:
     """The alerts ``app`` has seen this session."""
-    log = _LOGS.get(app)
-    if log is None:
-        log = _LOGS[app] = AlertLog()
-    return log
+    return leet_app(app).alert_log
 
 
 def announce(app: App, news: Iterable[Alert], seen: Iterable[Alert] = ()) -> None:
