@@ -17,6 +17,7 @@ from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from leet.alerts.events import ALERT, CRASHED, ERROR, EVENT_KINDS, FAILED, FINISHED, INFO, WARNING, Alert, default_level, level_of
 from leet.model.run import AlertRecord, RunSnapshot, RunState
+from widgets.chartframe import MARKER_STYLES
 from widgets.clock import clock_text
 from widgets.matching import compile_filter
 from widgets.text import clean
@@ -25,7 +26,7 @@ Line = tuple[str, str]
 
 LEVEL_WORDS = {INFO: "INFO", WARNING: "WARN", ERROR: "ERROR"}  # as wandb.AlertLevel names them
 LINE_STYLES = {INFO: "value", WARNING: "warn", ERROR: "error"}  # a whole line of text
-MARK_STYLES = {INFO: "key", WARNING: "warn", ERROR: "error"}  # a single mark: info needs a colour to be seen
+MARK_STYLES = MARKER_STYLES  # a single mark (the runs list's !N, a chart's ▲): info needs a colour to be seen
 SEVERITIES = {INFO: "information", WARNING: "warning", ERROR: "error"}  # Textual's toast severities
 _RANK = {INFO: 0, WARNING: 1, ERROR: 2}
 ENDED = {RunState.FINISHED: FINISHED, RunState.FAILED: FAILED, RunState.CRASHED: CRASHED}
