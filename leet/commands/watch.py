@@ -316,7 +316,7 @@ class Watch:
         told = [alert for alert in alerts if self.handle(alert)]
         self._take_results()
         if now - self._saved_at > SAVE_EVERY or told:
-            self._say_unreadable()
+            self._say_problems()
             self._save(now)
         return told
 
@@ -383,9 +383,12 @@ class Watch:
                     say(f"{route.name}: {state}{_why(route) if state in TROUBLE else ''}")
                 route.state = state
 
-    def _say_unreadable(self) -> None:
-        """A file that cannot be read costs only itself, and says so once (and again once it comes back and goes)."""
+    def _say_problems(self) -> None:
+        """A file that cannot be read, or a Prometheus that does not answer, costs only itself, and says so once
+        (and again if it comes back and goes again)."""
         problems = set(self.follower.unreadable)
+        if self.cluster is not None:
+            problems.update(line for line in (self.cluster.source.error, self.cluster.source.status().message) if line)
         for problem in sorted(problems - self._unreadable):
             say(problem)
         self._unreadable = problems
