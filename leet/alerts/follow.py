@@ -34,7 +34,7 @@ from leet.alerts.ledger import Ledger
 from leet.alerts.tail import RunTail, all_but, settling_start
 from leet.alerts.thresholds import ThresholdWatch
 from leet.runfile.reader import RunFileError
-from leet.sources.layout import resolve, scan_runs
+from leet.sources.layout import resolve
 from leet.sources.workspace import probe
 
 HOT_S, QUIET_S, ENDED_S = 0.0, 1.0, 5.0  # seconds between looks: being written, quiet a minute, ended
@@ -124,23 +124,13 @@ class Follower:
             mtime = folder.root.stat().st_mtime
         except OSError:
             return
-        if mtime != folder.mtime:
+        if mtime != folder.mtime:  # a directory was made (or removed): list the folder again
             folder.mtime = mtime
-            try:
-                found = scan_runs(folder.root)
-            except OSError:
-                return
-            for run_dir in found:
-                if run_dir.name not in folder.known:
-                    folder.known.add(run_dir.name)
-                    if run_dir.file is None:
-                        folder.pending.add(run_dir.path)
-                    else:
-                        self._follow(run_dir.file, now, first=first)
-            new_dirs = {Path(entry.path) for entry in _directories(folder.root)} - {folder.root / name for name in folder.known}
-            folder.pending |= new_dirs
-            folder.known |= {p.name for p in new_dirs}
-        for directory in list(folder.pending):
+            for entry in _directories(folder.root):
+                if entry.name not in folder.known:
+                    folder.known.add(entry.name)
+                    folder.pending.add(Path(entry.path))
+        for directory in list(folder.pending):  # new directories, until their run file appears
             file = _run_file(directory)
             if file is not None:
                 folder.pending.discard(directory)
