@@ -14,7 +14,6 @@ from typing import Any
 
 FINISHED, FAILED, CRASHED, ALERT, NODE_LOST, THRESHOLD = "finished", "failed", "crashed", "alert", "node-lost", "threshold"
 EVENT_KINDS = (FINISHED, FAILED, CRASHED, ALERT, NODE_LOST, THRESHOLD)  # the --on names, in this order
-RUN_EVENTS = (FINISHED, FAILED, CRASHED)
 
 INFO, WARNING, ERROR = "info", "warning", "error"
 LEVELS = (INFO, WARNING, ERROR)
@@ -66,14 +65,3 @@ class Alert:
             "source": self.source, "run_id": self.run_id, "run_name": self.run_name, "label": self.label,
             "key": self.key, "value": value, "rule": self.rule, "wait_s": self.wait_s, "ident": self.ident,
         }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Alert":
-        value = data.get("value")
-        return cls(
-            kind=str(data.get("kind", ALERT)), title=str(data.get("title", "")), text=str(data.get("text", "")),
-            level=level_of(str(data.get("level", INFO))), time=float(data.get("time") or 0.0), source=str(data.get("source", "")),
-            run_id=str(data.get("run_id", "")), run_name=str(data.get("run_name", "")), label=str(data.get("label", "")),
-            key=str(data.get("key", "")), value=None if value is None else float(value), rule=str(data.get("rule", "")),
-            wait_s=float(data.get("wait_s") or 0.0), ident=str(data.get("ident", "")),
-        )

@@ -64,9 +64,6 @@ class Ledger:
         entry = self._sent.get(ident)
         return frozenset(entry["sinks"]) if entry else frozenset()
 
-    def known(self, ident: str) -> bool:
-        return ident in self._sent
-
     def record(self, ident: str, sink: str, when: float | None = None) -> None:
         entry = self._sent.setdefault(ident, {"t": time.time() if when is None else when, "sinks": []})
         if sink not in entry["sinks"]:

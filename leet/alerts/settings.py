@@ -28,11 +28,11 @@ when the sinks are made, so no secret sits in the settings.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from leet.alerts.events import EVENT_KINDS, THRESHOLD
+from leet.alerts.events import EVENT_KINDS
 from leet.alerts.rules import Rule, RuleError, parse_rule, parse_rules
 
 DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
@@ -65,7 +65,6 @@ class AlertSettings:
     node_lost_after: float = 120.0
     toast: frozenset[str] = frozenset(EVENT_KINDS)
     bell: frozenset[str] = frozenset()
-    notes: tuple[str, ...] = field(default=(), compare=False)
 
 
 def parse_duration(value: Any) -> float:
@@ -238,12 +237,7 @@ def _targets(value: Any, kind: str, index: int, place: _Place) -> tuple[str, ...
 
 def merged(settings: AlertSettings, *, rules: Sequence[Rule] = (), sinks: Sequence[SinkSpec] = (), on: frozenset[str] | None = None) -> AlertSettings:
     """Settings with the command line's rules and sinks added, and its ``--on`` in place of the file's."""
-    from dataclasses import replace
-
     return replace(
         settings, rules=(*settings.rules, *rules), sinks=(*settings.sinks, *sinks), on=settings.on if on is None else on,
     )
 
-
-def wants_thresholds(settings: AlertSettings) -> bool:
-    return THRESHOLD in settings.on and bool(settings.rules)
