@@ -134,7 +134,7 @@ def _build(args: argparse.Namespace) -> "Watch":
     from pathlib import Path
 
     from leet.alerts.ledger import Ledger, ledger_path
-    from leet.alerts.settings import AlertSettings, merged, parse_events, rules_from_file
+    from leet.alerts.settings import AlertSettings, merged, parse_events
     from leet.alerts.thresholds import ThresholdWatch
     from leet.config import ConfigError, load
 
@@ -149,7 +149,7 @@ def _build(args: argparse.Namespace) -> "Watch":
         on = parse_events(args.on) if args.on else None
     except ValueError as error:
         raise _Refused(f"--on: {error}") from None
-    settings = merged(settings, rules=_flag_rules(args, rules_from_file), sinks=_flag_sinks(args), on=on)
+    settings = merged(settings, rules=_flag_rules(args), sinks=_flag_sinks(args), on=on)
     environ = dict(os.environ)
     results: queue.SimpleQueue = queue.SimpleQueue()
     routes = [route for spec in settings.sinks for route in _routes(spec, environ, results)]
@@ -169,8 +169,9 @@ def _build(args: argparse.Namespace) -> "Watch":
     return Watch(settings, follower, ledger, routes, thresholds, hub, json_lines=args.json, results=results, cluster=cluster)
 
 
-def _flag_rules(args: argparse.Namespace, rules_from_file: Callable[..., list]) -> list:
+def _flag_rules(args: argparse.Namespace) -> list:
     from leet.alerts.rules import RuleError, parse_rule
+    from leet.alerts.settings import rules_from_file
 
     rules = []
     for text in args.rule or []:
