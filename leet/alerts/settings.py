@@ -235,9 +235,12 @@ def _targets(value: Any, kind: str, index: int, place: _Place) -> tuple[str, ...
     raise place.error(kind, f"expected {what}", index)
 
 
-def merged(settings: AlertSettings, *, rules: Sequence[Rule] = (), sinks: Sequence[SinkSpec] = (), on: frozenset[str] | None = None) -> AlertSettings:
-    """Settings with the command line's rules and sinks added, and its ``--on`` in place of the file's."""
+def merged(
+    settings: AlertSettings, *, rules: Sequence[Rule] = (), sinks: Sequence[SinkSpec] = (), on: frozenset[str] | None = None, node_lost_after: float | None = None,
+) -> AlertSettings:
+    """Settings with the command line's rules and sinks added, and its ``--on`` and ``--node-lost-after`` in place of the file's."""
     return replace(
         settings, rules=(*settings.rules, *rules), sinks=(*settings.sinks, *sinks), on=settings.on if on is None else on,
+        node_lost_after=settings.node_lost_after if node_lost_after is None else node_lost_after,
     )
 

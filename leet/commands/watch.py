@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exec", action="append", metavar="CMD", help="run CMD with the alert as JSON on stdin, no shell (repeatable)")
     parser.add_argument("--on", metavar="EVENTS", help="which events: finished,failed,crashed,alert,node-lost,threshold (default: all)")
     parser.add_argument("--crash-after", type=_seconds, metavar="SECONDS", help="a run silent this long without an exit record is presumed crashed (default 600)")
-    parser.add_argument("--node-lost-after", type=_seconds, metavar="SECONDS", help="a shared run's node silent this long while others write is lost (default 120)")
+    parser.add_argument("--node-lost-after", type=_seconds, metavar="SECONDS", help="a shared run's node silent this long while others write, or a cluster node down this long, is lost (default 120)")
     parser.add_argument("--interval", type=_seconds, metavar="SECONDS", help="--symon: seconds between sweeps (default 2); --cluster: between queries (default 15)")
     parser.add_argument("--json", action="store_true", help="print each alert as one JSON line")
     parser.add_argument("--once", action="store_true", help="look once, send what is new, wait for the sinks, and exit")
@@ -149,7 +149,7 @@ def _build(args: argparse.Namespace) -> "Watch":
         on = parse_events(args.on) if args.on else None
     except ValueError as error:
         raise _Refused(f"--on: {error}") from None
-    settings = merged(settings, rules=_flag_rules(args), sinks=_flag_sinks(args), on=on)
+    settings = merged(settings, rules=_flag_rules(args), sinks=_flag_sinks(args), on=on, node_lost_after=args.node_lost_after)
     environ = dict(os.environ)
     results: queue.SimpleQueue = queue.SimpleQueue()
     routes = [route for spec in settings.sinks for route in _routes(spec, environ, results)]
@@ -165,7 +165,7 @@ def _build(args: argparse.Namespace) -> "Watch":
     hub = _hub(config) if args.symon and thresholds is not None else None
     if args.symon and thresholds is None:
         say("--symon watches this host through rules: give --rule, --rules or [alerts] rules")
-    cluster = _cluster(args, ledger, thresholds) if args.cluster else None
+    cluster = _cluster(args, ledger, thresholds, settings.node_lost_after) if args.cluster else None
     return Watch(settings, follower, ledger, routes, thresholds, hub, json_lines=args.json, results=results, cluster=cluster)
 
 
@@ -228,7 +228,7 @@ def _follower(paths: list[str], ledger: Ledger, thresholds: ThresholdWatch | Non
     return follower
 
 
-def _cluster(args: argparse.Namespace, ledger: Ledger, thresholds: ThresholdWatch | None) -> Any:  # -> ClusterAlerts
+def _cluster(args: argparse.Namespace, ledger: Ledger, thresholds: ThresholdWatch | None, lost_after: float) -> Any:  # -> ClusterAlerts
     from leet.alerts.cluster import ClusterAlerts
     from leet.model.store import Store
     from leet.sources.cluster import ClusterSource
@@ -240,7 +240,7 @@ def _cluster(args: argparse.Namespace, ledger: Ledger, thresholds: ThresholdWatc
     except ValueError as error:
         raise _Refused(f"--cluster: {error}") from None
     source = ClusterSource(Store(), client, plan=QueryPlan(node_label=args.cluster_node_label), interval=args.interval or 15.0, range_s=600.0, load_history=False)
-    return ClusterAlerts(source, client.display_url, ledger, thresholds)
+    return ClusterAlerts(source, client.display_url, ledger, thresholds, lost_after)
 
 
 def _hub(config: Any):  # -> collectors.hub.Hub
