@@ -34,14 +34,14 @@ class _Parser(argparse.ArgumentParser):
         self.commands: dict[str, argparse.ArgumentParser] = {}  # subcommand → its parser, which parses its own arguments
 
     def error(self, message: str) -> NoReturn:
-        from widgets.text import escaped
+        from leet.common.text import escaped
 
         super().error(escaped(message))
 
 
 def say(message: object) -> None:
     """One line to stderr, made inert: paths and messages may hold escape sequences."""
-    from widgets.text import escaped
+    from leet.common.text import escaped
 
     print(f"leet: {escaped(str(message))}", file=sys.stderr)
 
@@ -448,7 +448,7 @@ class _InertStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        from widgets.text import escaped
+        from leet.common.text import escaped
 
         return self._stream.write(escaped(text, keep_newlines=True))
 

@@ -53,8 +53,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from leet.common.text import escaped
 from leet.runfile.files import NotRegularFile, read_regular
-from widgets.text import escaped
 
 if TYPE_CHECKING:  # collectors.openmetrics loads only where a setting names an endpoint or a filter
     from collectors.openmetrics import MetricFilter

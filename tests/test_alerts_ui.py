@@ -18,6 +18,7 @@ from leet.alerts import tail as tail_module
 from leet.alerts.detect import RunDetector
 from leet.alerts.events import ALERT, ERROR, FINISHED, INFO, WARNING, Alert
 from leet.alerts.settings import AlertSettings
+from leet.common.clock import clock_text
 from leet.config import Config
 from leet.model.run import ALERTS_KEPT, RunModel, RunSnapshot, RunState
 from leet.model.store import Store
@@ -43,7 +44,6 @@ from leet.ui.views.alerts import (
     workspace_news,
 )
 from widgets.chartframe import ChartView, compose_rows, row_cells, row_text, same_picture
-from widgets.clock import clock_text
 from widgets.raster import SeriesView
 from widgets.runlist import RunList
 

@@ -1,4 +1,4 @@
-"""Wall-clock text for any number a run file may hold (``widgets.clock``)."""
+"""Wall-clock text for any number a run file may hold (``leet.common.clock``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import timedelta, timezone
 
 import pytest
 
-from widgets.clock import UNKNOWN_TIME, clock_text, moment, utc_offset
+from leet.common.clock import UNKNOWN_TIME, clock_text, moment, utc_offset
 
 UTC = timezone.utc
 

@@ -22,13 +22,13 @@ from fuzzing import mutant
 from loading import load
 
 from leet.commands import inspect_run
+from leet.common.ticks import step_range
 from leet.model.catalog import group
 from leet.model.keys import axis_key
 from leet.runfile.reader import RecordReader, read_records
 from leet.ui.views.charts import chart_view, modes_for, series_keys
 from leet.ui.views.run import console_lines, header_parts, metric_specs, no_charts_text, overview_lines, time_range
 from widgets.chartframe import compose_rows
-from widgets.ticks import step_range
 
 BUDGET = float(os.environ.get("LEET_FUZZ_SECONDS", "30"))
 WATCHDOG = 120.0  # seconds one case may take before the run is stopped with every thread's stack

@@ -20,11 +20,11 @@ from collectors.cpu import CpuCollector, OwnTicks, own_busy_ticks, parse_task_st
 from collectors.disk import DiskCollector, DiskSpace, disk_space
 from collectors.hostinfo import HostInfoCollector
 from collectors.memory import MemoryCollector
+from leet.common.ticks import time_format
 from leet.testing.demo import make_demo
 from leet.ui.views.symon import vitals_model
 from widgets.chartframe import ChartView, compose_rows, row_text
 from widgets.raster import SeriesView
-from widgets.ticks import time_format
 
 GIB = 2**30
 

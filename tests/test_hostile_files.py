@@ -22,6 +22,7 @@ from framer import RunWriter
 from test_workspace_screen import run_rows, until
 
 from leet import cli
+from leet.common.text import clean, escaped
 from leet.config import Config
 from leet.model.store import Store
 from leet.runfile.files import NotRegularFile, open_regular, read_regular
@@ -30,7 +31,6 @@ from leet.sources.workspace import WorkspaceSource, probe
 from leet.ui.app import LeetApp
 from leet.ui.screens.workspace import UNREADABLE, WorkspaceScreen, list_rows
 from widgets.runlist import RunList, RunNote, RunRow
-from widgets.text import clean, escaped
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b]52;c;ZWNobyBoaQ==\x07"

@@ -15,13 +15,13 @@ from pathlib import Path
 
 from wandb_runs import BLOCK_SIZE
 
+from leet.common.text import clean
 from leet.model.run import RunState
 from leet.model.store import SeriesKey, Store
 from leet.runfile.events import HistoryRow
 from leet.runfile.records import RawJSON, flatten, iter_decoded, json_value
 from leet.sources.run import RunSource
 from leet.ui.views import run as runviews
-from widgets.text import clean
 from widgets.textpane import TextPane
 
 CONTROL = [chr(c) for c in (*range(0x00, 0x20), *range(0x7F, 0xA0))]

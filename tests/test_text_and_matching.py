@@ -1,5 +1,5 @@
-from widgets.matching import compile_filter, is_regex
-from widgets.text import clean
+from leet.common.matching import compile_filter, is_regex
+from leet.common.text import clean
 
 
 def test_clean_removes_escape_sequences_and_controls():

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from widgets.ticks import (
+from leet.common.ticks import (
     integer_ticks,
     log_ticks,
     nice_range,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from widgets.units import RATE_WIDTH, SIZE_WIDTH, axis_ticks, format_axis_labels, format_used_total, format_value
+from leet.common.units import RATE_WIDTH, SIZE_WIDTH, axis_ticks, format_axis_labels, format_used_total, format_value
 
 GiB = 2**30
 MiB = 2**20

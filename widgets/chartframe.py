@@ -12,6 +12,9 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple, Sequence
 
+from leet.common.text import clean
+from leet.common.ticks import integer_ticks, log_ticks, time_ticks
+from leet.common.units import axis_ticks, format_axis_labels, format_value
 from widgets.glyphs import heat_glyph, to_ascii
 from widgets.raster import (
     ASCII_BAND_SHADE,
@@ -27,9 +30,6 @@ from widgets.raster import (
     tame,
     y_bounds,
 )
-from widgets.text import clean
-from widgets.ticks import integer_ticks, log_ticks, time_ticks
-from widgets.units import axis_ticks, format_axis_labels, format_value
 
 Run = tuple[str, str]  # (text, style key)
 Row = list[Run]

@@ -31,11 +31,11 @@ from typing import Sequence
 from textual import events
 from textual.message import Message
 
+from leet.common.text import clean
 from widgets.chartframe import Row, heat_scale, trim_row
 from widgets.glyphs import heat_glyph
 from widgets.lines import StyledLines
 from widgets.raster import HEAT_LEVELS
-from widgets.text import clean
 
 DOWN = "×"  # every cell of a node that is down
 UNKNOWN = "?"  # a GPU the node has, with no reading

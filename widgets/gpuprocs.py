@@ -12,11 +12,11 @@ import re
 import textwrap
 from typing import Any, Sequence
 
+from leet.common.matching import compile_filter
+from leet.common.text import clean
+from leet.common.units import format_value
 from widgets.chartframe import Row, fit
-from widgets.matching import compile_filter
 from widgets.processes import ProcessTable, short_command
-from widgets.text import clean
-from widgets.units import format_value
 
 GPU_SORTS = ("memory", "sm", "gpu")
 UNKNOWN = "N/A"

@@ -17,11 +17,11 @@ from typing import Any, Sequence
 from textual.binding import Binding
 from textual.message import Message
 
+from leet.common.matching import compile_filter
+from leet.common.text import clean
 from widgets.chartframe import Row, fit
 from widgets.lines import LIST_BINDINGS
-from widgets.matching import compile_filter
 from widgets.processes import ASCENDING, DESCENDING, ProcessTable
-from widgets.text import clean
 
 UNKNOWN = "-"
 NAME_MIN, NAME_MAX = 4, 16

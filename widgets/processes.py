@@ -20,11 +20,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from textual import events
 from textual.binding import Binding
 
+from leet.common.matching import compile_filter
+from leet.common.text import clean
+from leet.common.units import format_value
 from widgets.chartframe import Row, fit
 from widgets.lines import LIST_BINDINGS, StyledLines
-from widgets.matching import compile_filter
-from widgets.text import clean
-from widgets.units import format_value
 
 SORTS = ("cpu", "memory")  # what ``t`` steps through
 DESCENDING = "▼"

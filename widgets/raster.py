@@ -15,11 +15,11 @@ from bisect import bisect_left, bisect_right
 from itertools import islice
 from typing import NamedTuple, Sequence, Union
 
+from leet.common.ticks import LIMIT
 from widgets.asciicanvas import AsciiCanvas
 from widgets.asciicanvas import glyph as ascii_glyph
 from widgets.braille import EMPTY, BrailleCanvas, Run, glyph, merge_runs
 from widgets.glyphs import heat_glyph
-from widgets.ticks import LIMIT
 
 HEAT_GLYPH = "█"  # the densest shade: the top level
 HEAT_LEVELS = 8  # steps of a heatmap's shade and colour

@@ -15,10 +15,10 @@ from typing import Sequence, Union
 from textual.binding import Binding
 from textual.message import Message
 
+from leet.common.text import clean
 from widgets.chartframe import Row, fit, fit_middle, trim_row
 from widgets.lines import LIST_BINDINGS, StyledLines
 from widgets.palette import series_key
-from widgets.text import clean
 
 MIN_DETAIL = 4  # fewer cells than this say nothing: the detail is left out
 DETAIL_SEPARATOR = " · "

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from leet.common.text import clean
 from widgets.chartframe import Row, fit
 from widgets.lines import StyledLines
-from widgets.text import clean
 
 
 def join_line(left: Row, right: Row, width: int) -> Row:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from leet.common.text import clean
 from widgets.chartframe import Row, fit
 from widgets.lines import LIST_BINDINGS, StyledLines
-from widgets.text import clean
 
 Line = tuple[str, str]  # (text, style key); the text may be untrusted
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from leet.common.text import clean
 from widgets.chartframe import Row, Run, fit, trim_row
 from widgets.glyphs import ASCII_BAR_EMPTY, ASCII_BAR_FULL, to_ascii
 from widgets.lines import StyledLines
-from widgets.text import clean
 
 EIGHTHS = " ▏▎▍▌▋▊▉"
 MIN_COMPACT_BAR = 6  # cells a one-line GPU meter keeps before details take the rest

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, TextIO
 
 from collectors.base import CollectorStatus, Health
+from leet.common.text import clean
 from leet.ui.views.health import call_cost, health_word
-from widgets.text import clean
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,7 @@ def _age(last: float | None, now: float) -> str:
 
 
 def as_table(source: ClusterSource, nodes: Sequence[NodeState], now: float) -> str:
-    from widgets.text import escaped
+    from leet.common.text import escaped
 
     rows = [("NODE", "STATE", "TARGETS", "GPUS", "GPU UTIL", "HOTTEST GPU", "MEMORY", "SCRAPED")]
     for state in nodes:
@@ -149,7 +149,7 @@ def print_once(
     out: TextIO | None = None, err: TextIO | None = None,
 ) -> int:
     """One round (one instant query); 1 with one line on ``err`` when Prometheus gives no answer."""
-    from widgets.text import escaped
+    from leet.common.text import escaped
 
     source.step()
     status = source.status()

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
+from leet.common.text import escaped
 from leet.model.run import RunModel
 from leet.model.state import CRASH_AFTER, Verdict, duration, judge, parse_duration
 from leet.model.values import collapse_media, describe_value, is_finite
@@ -48,7 +49,6 @@ from leet.runfile.events import (
 from leet.runfile.locate import find_run_file
 from leet.runfile.reader import FileChanged, RunFileError
 from leet.runfile.records import Decoded, EventReader, flatten
-from widgets.text import escaped
 
 DEFAULT_IDLE_TIMEOUT = 600.0
 POLL_INTERVAL = 0.25

@@ -8,10 +8,10 @@ import sys
 from typing import Any, TextIO
 
 from collectors.base import Health, Sample
+from leet.common.text import clean, escaped
+from leet.common.units import format_value
 from leet.model.catalog import group
 from leet.ui.views.health import extra_notes
-from widgets.text import clean, escaped
-from widgets.units import format_value
 
 
 def _json_value(value: float) -> Any:

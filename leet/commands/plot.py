@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import TextIO
 
 from leet.commands.inspect_run import safe_text
+from leet.common.ticks import step_range, step_ticks
 from leet.model.catalog import describe
 from leet.model.keys import LABEL_SEPARATOR, natural_key, split_label
 from leet.runfile.events import HistoryRow, RunInfo, StatsRow
 from leet.runfile.records import EventReader
-from widgets.ticks import step_range, step_ticks
 
 MAX_POINTS = 4000  # per series: plenty for any terminal width, and plotext stays quick
 DEFAULT_SIZE = (100, 25)  # columns, rows: when there is no terminal to measure

@@ -78,7 +78,7 @@ def _port(text: str) -> int:
 
 
 def say(message: object) -> None:
-    from widgets.text import escaped
+    from leet.common.text import escaped
 
     print(f"leet serve: {escaped(str(message))}", file=sys.stderr, flush=True)
 

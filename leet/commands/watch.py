@@ -81,7 +81,7 @@ def _seconds(text: str) -> float:
 
 
 def say(message: object) -> None:
-    from widgets.text import escaped
+    from leet.common.text import escaped
 
     print(f"leet watch: {escaped(str(message))}", file=sys.stderr, flush=True)
 
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     except _Refused as refused:
         say(refused)
         if refused.detail:
-            from widgets.text import escaped
+            from leet.common.text import escaped
 
             for line in refused.detail.splitlines():
                 print(f"  {escaped(line)}", file=sys.stderr)
@@ -360,7 +360,7 @@ class Watch:
         return False
 
     def _print(self, alert: Alert) -> None:
-        from widgets.text import escaped
+        from leet.common.text import escaped
 
         if self.json_lines:
             line = json.dumps(alert.as_json(), ensure_ascii=True)

@@ -23,7 +23,7 @@ from operator import add, itemgetter, mul, not_, sub, truediv
 from statistics import median
 from typing import Mapping, Protocol, Sequence
 
-from widgets.units import format_value
+from leet.common.units import format_value
 
 # Enough buckets for a wide chart (two braille dots per cell); fewer when the
 # series have fewer points in the window, so sparse nodes are not spread thin.

@@ -18,12 +18,12 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from leet.common.text import clean
+from leet.common.units import MISSING
 from leet.ui.screens.process_dialogs import DIALOG_CSS
 from leet.ui.views.health import call_cost, health_word
 from widgets.chartframe import Row, fit, trim_row
 from widgets.lines import StyledLines
-from widgets.text import clean
-from widgets.units import MISSING
 
 # Trouble first: that is what a person opens the list for.
 STATE_ORDER = ("failing", "hung", "present", "absent")

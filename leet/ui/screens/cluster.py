@@ -20,6 +20,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Static
 
+from leet.common.matching import is_regex
+from leet.common.text import clean
 from leet.model.catalog import ChartSpec, group
 from leet.model.cluster import CLUSTER_RUN, NodeState, PrometheusStatus
 from leet.model.keys import join_label
@@ -46,9 +48,7 @@ from widgets.chartframe import ChartView
 from widgets.filterbar import FilterBar
 from widgets.gpuheatmap import GpuHeatmap
 from widgets.grid import ChartGrid
-from widgets.matching import is_regex
 from widgets.nodetable import NodeTable
-from widgets.text import clean
 from widgets.textline import TextLine
 
 HINTS = footer_hints(CLUSTER_KEYS)

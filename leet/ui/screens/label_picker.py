@@ -12,11 +12,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
 
+from leet.common.text import clean
 from leet.model.node_filter import LabelFilter
 from leet.model.run import WriterStatus
 from widgets.chartframe import Row, fit, trim_row
 from widgets.lines import LIST_BINDINGS, StyledLines
-from widgets.text import clean
 
 HELP = "space show/hide · o only this · a all · enter close"
 

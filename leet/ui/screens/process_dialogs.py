@@ -22,9 +22,9 @@ from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from leet.common.text import clean
 from widgets.chartframe import Row, fit
 from widgets.lines import StyledLines
-from widgets.text import clean
 
 Sender = Callable[[int, int], None]  # (pid, signal number), as os.kill
 

@@ -14,6 +14,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
+from leet.common.text import clean
+from leet.common.ticks import step_range
 from leet.model.catalog import ChartSpec, group
 from leet.model.keys import axis_key
 from leet.model.node_filter import LabelFilter
@@ -36,10 +38,8 @@ from leet.ui.views.run import (
 )
 from widgets.filterbar import FilterBar
 from widgets.grid import ChartGrid
-from widgets.text import clean
 from widgets.textline import TextLine
 from widgets.textpane import TextPane
-from widgets.ticks import step_range
 
 HINTS = footer_hints(RUN_KEYS, skip=("pick_labels",))
 SHARED_HINTS = footer_hints(RUN_KEYS)  # a shared run's nodes can be picked

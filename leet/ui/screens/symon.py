@@ -15,6 +15,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
+from leet.common.matching import is_regex
+from leet.common.text import clean
 from leet.model.catalog import ChartSpec, group, name_gpu_vendors
 from leet.model.keys import join_label
 from leet.model.time_window import tail_window
@@ -38,9 +40,7 @@ from leet.ui.views.symon import host_summary, vitals_model
 from widgets.filterbar import FilterBar
 from widgets.gpuprocs import GpuProcessTable
 from widgets.grid import ChartGrid
-from widgets.matching import is_regex
 from widgets.processes import ProcessTable
-from widgets.text import clean
 from widgets.textline import TextLine
 from widgets.vitals import Vitals, vitals_line_count
 

@@ -10,6 +10,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 
+from leet.common.clock import clock_text
+from leet.common.matching import compile_filter
+from leet.common.text import clean
+from leet.common.ticks import step_range
 from leet.model.keys import system_key
 from leet.model.node_filter import LabelFilter
 from leet.model.run import RunSnapshot, RunState
@@ -29,14 +33,10 @@ from leet.ui.views.alerts import MARK_STYLES, WorkspaceSeen, rebaseline, unseen_
 from leet.ui.views.footer import status_line
 from leet.ui.views.run import STATE_STYLE, metric_specs, overlay_view
 from widgets.chartframe import MODES, fit_middle
-from widgets.clock import clock_text
 from widgets.filterbar import FilterBar
 from widgets.grid import ChartGrid
-from widgets.matching import compile_filter
 from widgets.runlist import GroupHeader, ListRow, RunList, RunNote, RunRow, compact_labels
-from widgets.text import clean
 from widgets.textline import TextLine
-from widgets.ticks import step_range
 
 HINTS = footer_hints(WORKSPACE_KEYS)
 GROUPINGS = ("flat", "group")

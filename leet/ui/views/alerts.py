@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from leet.alerts.events import ALERT, CRASHED, ERROR, EVENT_KINDS, FAILED, FINISHED, INFO, WARNING, Alert, default_level, level_of
+from leet.common.clock import clock_text
+from leet.common.matching import compile_filter
+from leet.common.text import clean
 from leet.model.run import AlertRecord, RunSnapshot, RunState
 from widgets.chartframe import MARKER_STYLES
-from widgets.clock import clock_text
-from widgets.matching import compile_filter
-from widgets.text import clean
 
 Line = tuple[str, str]
 

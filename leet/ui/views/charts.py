@@ -11,12 +11,12 @@ import math
 from dataclasses import replace
 from typing import Iterable, Mapping, Sequence
 
+from leet.common.matching import compile_filter
 from leet.model.catalog import ChartSpec
 from leet.model.keys import LABEL_SEPARATOR, natural_key
 from leet.model.node_spread import find_outlier, node_levels, node_spread
 from leet.model.store import SeriesData, SeriesKey
 from widgets.chartframe import MODES, ChartView
-from widgets.matching import compile_filter
 from widgets.raster import SeriesView
 
 # Entries worth reading per cell of a chart's width: a braille cell is two dot

@@ -5,7 +5,7 @@ Pure builders, no widget calls: the source's ``NodeState``s and
 ``HeatmapModel`` and runs of styled text come out. The W&B keys the heatmap
 reads (``gpu.N.gpu``, ``gpu.N.temp`` …) are named here, so the widgets
 never see one. Everything from Prometheus (node names, URLs, messages) is
-untrusted text and goes through ``widgets.text.clean``.
+untrusted text and goes through ``leet.common.text.clean``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
+from leet.common.text import clean
 from leet.model.cluster import NodeState, PrometheusStatus
 from leet.model.keys import natural_key
 from leet.model.node_filter import LabelFilter
@@ -23,7 +24,6 @@ from leet.model.store import SeriesKey
 from widgets.chartframe import Row, fit
 from widgets.gpuheatmap import HeatmapModel, HeatNode
 from widgets.nodetable import UNKNOWN, NodeRow
-from widgets.text import clean
 
 HOT_C = 85.0  # a GPU this hot is marked in the node table
 STALE_INTERVALS = 3.0  # a node whose newest sample is older than this many intervals is marked stale

@@ -18,8 +18,8 @@ import re
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
+from leet.common.units import format_used_total, format_value
 from leet.model.keys import LABEL_SEPARATOR, split_label
-from widgets.units import format_used_total, format_value
 from widgets.vitals import (
     AcceleratorGroup,
     GpuRow,

@@ -8,6 +8,10 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
+from leet.common.clock import clock_text
+from leet.common.matching import compile_filter
+from leet.common.text import clean
+from leet.common.units import format_value
 from leet.model.catalog import ChartSpec, MetricInfo
 from leet.model.keys import natural_key, split_label
 from leet.model.run import RunSnapshot, RunState
@@ -17,11 +21,7 @@ from leet.runfile.records import flatten
 from leet.ui.views.alerts import alert_section
 from leet.ui.views.charts import whole_numbers
 from widgets.chartframe import ChartView
-from widgets.clock import clock_text
-from widgets.matching import compile_filter
 from widgets.raster import SeriesView
-from widgets.text import clean
-from widgets.units import format_value
 
 Line = tuple[str, str]
 

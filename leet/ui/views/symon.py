@@ -10,7 +10,7 @@ import math
 import time
 from typing import Any, Iterable, Mapping, Sequence
 
-from widgets.units import format_used_total, format_value
+from leet.common.units import format_used_total, format_value
 from widgets.vitals import AcceleratorGroup, GpuSection, Meter, VitalsModel
 
 

@@ -9,7 +9,7 @@ import math
 from datetime import tzinfo
 from typing import Iterator
 
-from widgets.clock import clock_text, utc_offset
+from leet.common.clock import clock_text, utc_offset
 
 _MANTISSAS = (1.0, 2.0, 2.5, 5.0)
 

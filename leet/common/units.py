@@ -18,7 +18,7 @@ import math
 from decimal import Decimal
 from typing import NamedTuple, Sequence
 
-from widgets.ticks import LIMIT, integer_ticks, nice_ticks
+from leet.common.ticks import LIMIT, integer_ticks, nice_ticks
 
 MISSING = "–"
 
