@@ -8,8 +8,8 @@ finding the executable to parsing its JSON is the collector's real code.
 from __future__ import annotations
 
 import enum
+import importlib
 import importlib.abc
-import importlib.util
 import os
 import shutil
 import sys
@@ -25,6 +25,10 @@ import pytest
 import collectors.amd
 from collectors import Health, Hub
 from collectors.amd import OLD_MEMORY_USE_NOTE, AmdCollector, AmdSourceError
+from collectors.amd.amd_smi import parse_amd_smi_process
+from collectors.amd.collector import CLI_CADENCE
+from collectors.amd.library import RETRY_FAILED_CALL
+from collectors.amd.source import Listed
 from collectors.gpu import AcceleratorInfo, GpuInfo, GpuProcess
 
 HERE = Path(__file__).parent
@@ -293,7 +297,7 @@ def test_rocm_smi_runs_once_per_sample_with_its_arguments(box):
     collector.sample()
     collector.sample()
     assert box.runs() == ["rocm-smi -a --json"] * 3  # the probe's look, then one run per sample
-    assert collector.cadence == collectors.amd.CLI_CADENCE
+    assert collector.cadence == CLI_CADENCE
 
 
 def test_rocm_smi_is_found_where_rocm_installs_it(box):
@@ -577,8 +581,8 @@ def test_amd_smi_lists_the_processes_with_their_command_and_memory(box):
 def test_amd_smi_older_process_layouts_are_read_too():
     merged = [{"gpu": 0, "process_info": {"name": "rvs", "pid": 9, "mem_usage": 1048576, "usage": {"gfx": 5, "enc": 0}}}]
     listed = [{"gpu": 1, "values": [{"process_info": {"name": "a", "pid": 1, "mem": 2048}}, {"process_info": "N/A"}]}]
-    assert collectors.amd.parse_amd_smi_process(merged) == [collectors.amd._Listed(0, 9, "rvs", MIB, 5.0)]
-    assert collectors.amd.parse_amd_smi_process(listed) == [collectors.amd._Listed(1, 1, "a", 2048, None)]
+    assert parse_amd_smi_process(merged) == [Listed(0, 9, "rvs", MIB, 5.0)]
+    assert parse_amd_smi_process(listed) == [Listed(1, 1, "a", 2048, None)]
 
 
 def test_a_failing_process_listing_keeps_the_metrics_and_says_so(box):
@@ -839,7 +843,7 @@ def test_the_library_does_not_ask_again_soon_for_what_failed(box, amdsmi):
     collector.sample()
     # GPU 0 answers every sweep; GPU 1 has no VRAM sensor and is asked once.
     assert amdsmi.calls["amdsmi_get_temp_metric"] == 2 + 1
-    now[0] += collectors.amd.RETRY_FAILED_CALL + 1
+    now[0] += RETRY_FAILED_CALL + 1
     collector.sample()
     assert amdsmi.calls["amdsmi_get_temp_metric"] == 3 + 2
 
@@ -881,7 +885,11 @@ def test_a_library_that_prints_and_fails_on_import_stays_off_the_terminal(box, t
     assert extras["notes.amd"] == ("the amdsmi Python package could not load: libamd_smi.so: cannot open shared object file; using rocm-smi",)
 
 
-def test_importing_the_module_does_not_import_amdsmi(tmp_path, monkeypatch):
+def amd_modules() -> dict[str, types.ModuleType]:
+    return {name: module for name, module in sys.modules.items() if name == "collectors.amd" or name.startswith("collectors.amd.")}
+
+
+def test_importing_the_package_does_not_import_amdsmi(tmp_path, monkeypatch):
     asked: list[str] = []
 
     class Watch(importlib.abc.MetaPathFinder):
@@ -892,16 +900,20 @@ def test_importing_the_module_does_not_import_amdsmi(tmp_path, monkeypatch):
 
     monkeypatch.setattr(sys, "meta_path", [Watch(), *sys.meta_path])
     monkeypatch.delitem(sys.modules, "amdsmi", raising=False)
-    spec = importlib.util.spec_from_file_location("amd_fresh_copy", collectors.amd.__file__)
-    assert spec is not None and spec.loader is not None
-    fresh = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "amd_fresh_copy", fresh)
-    spec.loader.exec_module(fresh)
+    # Every module of the package is run afresh; the loaded ones come back after the test.
+    loaded = amd_modules()
+    for name in loaded:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(collectors, "amd", collectors.amd)
+    fresh = importlib.import_module("collectors.amd")
     assert asked == []
     # Nor does a probe on a box without the amdgpu driver.
     assert not fresh.AmdCollector(sys_root=str(tmp_path)).probe().available
     assert asked == []
-    assert os.path.samefile(fresh.__file__, collectors.amd.__file__)
+    again = amd_modules()
+    assert again.keys() == loaded.keys()
+    assert all(again[name] is not module for name, module in loaded.items())
+    assert os.path.samefile(fresh.__file__, loaded["collectors.amd"].__file__)
 
 
 def library_process(pid: int, name: str, vram: int, gfx_ns: int) -> dict[str, Any]:

@@ -20,9 +20,8 @@ from typing import Any, Callable
 import pytest
 
 from collectors import Health, Hub
-from collectors import trainium as trainium_module
 from collectors.gpu import AcceleratorInfo
-from collectors.trainium import TrainiumCollector, neuron_monitor_config
+from collectors.trainium import TrainiumCollector, launch, neuron_monitor_config, parse
 
 HERE = Path(__file__).parent
 FAKE = HERE / "fakebin" / "neuron" / "neuron-monitor"
@@ -169,7 +168,7 @@ def neuron_threads() -> list[threading.Thread]:
 
 def test_absent_without_neuron_monitor(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(trainium_module, "DEFAULT_NEURON_MONITOR", str(tmp_path / "missing"))
+    monkeypatch.setattr(launch, "DEFAULT_NEURON_MONITOR", str(tmp_path / "missing"))
     collector = TrainiumCollector(dev_root=str(tmp_path))
     probe = collector.probe()
     assert not probe.available
@@ -276,7 +275,7 @@ def test_local_rank_as_wandb_parses_it(neuron, monkeypatch, local_rank, core):
     per_core = {key: value for key, value in REPORT_1_ALL_CORES.items() if key.startswith(f"trn.{core}.")}
     if not per_core:  # a core the runtime does not use: zeros, as W&B writes
         per_core = {f"trn.{core}.neuroncore_utilization": 0.0}
-        per_core.update({f"trn.{core}.neuroncore_memory_usage.{field}": 0.0 for field in trainium_module.CORE_MEMORY_FIELDS})
+        per_core.update({f"trn.{core}.neuroncore_memory_usage.{field}": 0.0 for field in parse.CORE_MEMORY_FIELDS})
     assert values == {**HOST_KEYS, **per_core}
 
 
@@ -423,10 +422,11 @@ def test_lines_that_are_not_reports_are_skipped_and_counted(neuron, monkeypatch)
 
 def test_a_silent_child_leaves_the_last_report_with_a_note(neuron, monkeypatch):
     monkeypatch.setenv("FAKE_NEURON_REPORTS", "1")
-    collector = neuron(stale_after=0.3)
+    now = [1000.0]
+    collector = neuron(stale_after=0.3, clock=lambda: now[0])
     assert values_when(collector, bool) == REPORT_1_ALL_CORES
     assert collector.extras()["notes.trainium"] == ()
-    time.sleep(0.4)
+    now[0] += 0.4
     assert collector.sample() == REPORT_1_ALL_CORES
     (note,) = collector.extras()["notes.trainium"]
     assert note.startswith("neuron-monitor has sent no report for ")
@@ -485,8 +485,9 @@ _ORPHAN_SCRIPT = textwrap.dedent(
     """
     import os, signal, sys, time
     from collectors import trainium
+    from collectors.trainium import supervisor
     if sys.argv[2] == "exit":  # the atexit hook alone, without the kernel's help
-        trainium._death_signal_hook = lambda: None
+        supervisor._death_signal_hook = lambda: None
     collector = trainium.TrainiumCollector(dev_root=sys.argv[1], env={})
     assert collector.probe().available
     while True:

@@ -2,7 +2,7 @@
 
 A field a GPU does not support is left out and asked again only every
 ``RETRY_UNSUPPORTED`` seconds; any other NVML error costs that field for one
-sweep. A GPU that answers GPU_IS_LOST raises ``_Lost`` out of the call, for
+sweep. A GPU that answers GPU_IS_LOST raises ``GpuLost`` out of the call, for
 the collector to mark it lost.
 """
 
@@ -49,18 +49,18 @@ def init_failure(exc: BaseException) -> str:
     return f"NVML could not start: {exc}"
 
 
-class _Lost(Exception):
+class GpuLost(Exception):
     """A GPU answered GPU_IS_LOST."""
 
 
 @dataclass
-class _MigSlot:
+class MigSlot:
     handle: Any
     instance: MigInstance
 
 
 @dataclass
-class _Gpu:
+class Gpu:
     """What the collector keeps for one physical GPU."""
 
     index: int
@@ -71,7 +71,7 @@ class _Gpu:
     power_limit_watts: float | None = None
     fixed: dict[str, float] = field(default_factory=dict)  # max PCIe link
     mig_enabled: bool = False
-    mig: list[_MigSlot] = field(default_factory=list)
+    mig: list[MigSlot] = field(default_factory=list)
     mig_now: tuple[MigInstance, ...] = ()
     mig_processes_by_slice: bool = False
     static_due: float = 0.0
@@ -113,7 +113,7 @@ class NvmlCalls:
     _driver_trouble: str
     _answered: bool
 
-    def _call(self, gpu: _Gpu, now: float, group: str, read: Callable[..., Any], *args: Any) -> Any:
+    def _call(self, gpu: Gpu, now: float, group: str, read: Callable[..., Any], *args: Any) -> Any:
         """One NVML call for one field group of one GPU; None when it gave nothing."""
         if gpu.unsupported.get(group, 0.0) > now:
             return None
@@ -127,7 +127,7 @@ class NvmlCalls:
         return result
 
     def _call_variants(
-        self, gpu: _Gpu, now: float, group: str, variants: tuple, handle: Any, slot: Any = None
+        self, gpu: Gpu, now: float, group: str, variants: tuple, handle: Any, slot: Any = None
     ) -> Any:
         """Like ``_call``, for a field NVML offers under several versioned names."""
         key = group if slot is None else f"{group}:{slot.index}"
@@ -162,9 +162,9 @@ class NvmlCalls:
             return result
         raise last if last is not None else self._nvml.NVMLError(FUNCTION_NOT_FOUND)
 
-    def _failed(self, gpu: _Gpu, now: float, group: str, code: int | None, exc: BaseException) -> None:
+    def _failed(self, gpu: Gpu, now: float, group: str, code: int | None, exc: BaseException) -> None:
         if code == GPU_IS_LOST:
-            raise _Lost(str(exc)) from None
+            raise GpuLost(str(exc)) from None
         if code in LASTING:
             gpu.unsupported[group] = now + RETRY_UNSUPPORTED
         elif code in DRIVER_GONE:
@@ -176,12 +176,12 @@ class NvmlCalls:
             return read(*args)
         except self._nvml.NVMLError as exc:
             if getattr(exc, "value", None) == GPU_IS_LOST:
-                raise _Lost(str(exc)) from None
+                raise GpuLost(str(exc)) from None
             return None
 
 
 # Fields that are one NVML number each: (key, (nvml module, handle) -> value).
-_SCALARS: tuple[tuple[str, Callable[[Any, Any], Any]], ...] = (
+SCALARS: tuple[tuple[str, Callable[[Any, Any], Any]], ...] = (
     ("smClock", lambda nvml, h: nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM)),
     ("memoryClock", lambda nvml, h: nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_MEM)),
     ("graphicsClock", lambda nvml, h: nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_GRAPHICS)),
@@ -205,25 +205,25 @@ _SCALARS: tuple[tuple[str, Callable[[Any, Any], Any]], ...] = (
     ("energyJoules", lambda nvml, h: nvml.nvmlDeviceGetTotalEnergyConsumption(h) / 1000),
 )
 # KiB/s, each measured by the driver over 20 ms inside the call.
-_PCIE_THROUGHPUT: tuple[tuple[str, Callable[[Any, Any], Any]], ...] = (
+PCIE_THROUGHPUT: tuple[tuple[str, Callable[[Any, Any], Any]], ...] = (
     ("pcieTxKBps", lambda nvml, h: nvml.nvmlDeviceGetPcieThroughput(h, nvml.NVML_PCIE_UTIL_TX_BYTES)),
     ("pcieRxKBps", lambda nvml, h: nvml.nvmlDeviceGetPcieThroughput(h, nvml.NVML_PCIE_UTIL_RX_BYTES)),
 )
 
 # Versioned entry points, newest first: (nvml module, handle) -> value.
-_TEMPERATURE = (
+TEMPERATURE = (
     lambda nvml, h: nvml.nvmlDeviceGetTemperatureV(h, nvml.NVML_TEMPERATURE_GPU),
     lambda nvml, h: nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU),
 )
-_FAN_SPEED = (
+FAN_SPEED = (
     lambda nvml, h: nvml.nvmlDeviceGetFanSpeed_v2(h, 0),
     lambda nvml, h: nvml.nvmlDeviceGetFanSpeed(h),
 )
-_COMPUTE_PROCESSES = (
+COMPUTE_PROCESSES = (
     lambda nvml, h: nvml.nvmlDeviceGetComputeRunningProcesses_v3(h),
     lambda nvml, h: nvml.nvmlDeviceGetComputeRunningProcesses_v2(h),
 )
-_GRAPHICS_PROCESSES = (
+GRAPHICS_PROCESSES = (
     lambda nvml, h: nvml.nvmlDeviceGetGraphicsRunningProcesses_v3(h),
     lambda nvml, h: nvml.nvmlDeviceGetGraphicsRunningProcesses_v2(h),
 )

@@ -17,14 +17,7 @@ from typing import Any, Callable, Mapping
 
 from collectors import pidns
 from collectors.gpu import GpuProcess, MigInstance
-from collectors.nvml_device import (
-    _COMPUTE_PROCESSES,
-    _GRAPHICS_PROCESSES,
-    NO_INSTANCE,
-    NO_PERMISSION,
-    NvmlCalls,
-    _Gpu,
-)
+from collectors.nvidia.device import COMPUTE_PROCESSES, GRAPHICS_PROCESSES, NO_INSTANCE, NO_PERMISSION, Gpu, NvmlCalls
 from collectors.process import child_pids, children_by_scan, has_children_files
 from collectors.processes import command_line
 from collectors.procfs import UserNames, read_bytes
@@ -81,7 +74,7 @@ def process_tree(proc_dir: str, pid: int, descendants: bool = True) -> frozenset
 
 
 @dataclass
-class _Seen:
+class Seen:
     """One process as the driver listed it."""
 
     pid: int
@@ -94,7 +87,7 @@ class _Seen:
 
 
 @dataclass(frozen=True)
-class _Identity:
+class Identity:
     pid: int  # as our PID namespace numbers it
     user: str
     command: str
@@ -112,13 +105,13 @@ class NvidiaProcesses(NvmlCalls):
     proc_root: str
     _host_view: bool | None
     _depth: int
-    _identities: dict[int, _Identity]
+    _identities: dict[int, Identity]
     _users: UserNames
 
-    def _processes(self, gpu: _Gpu, now: float) -> list[_Seen]:
+    def _processes(self, gpu: Gpu, now: float) -> list[Seen]:
         """Compute and graphics processes on one GPU, one row per PID."""
-        found: dict[int, _Seen] = {}
-        for kind, variants in (("compute", _COMPUTE_PROCESSES), ("graphics", _GRAPHICS_PROCESSES)):
+        found: dict[int, Seen] = {}
+        for kind, variants in (("compute", COMPUTE_PROCESSES), ("graphics", GRAPHICS_PROCESSES)):
             for entry, slot in self._listed(gpu, now, kind, variants):
                 if entry.pid not in found:
                     found[entry.pid] = self._seen(gpu, entry, kind, slot)
@@ -126,7 +119,7 @@ class NvidiaProcesses(NvmlCalls):
             self._attach_sm(gpu, now, found)
         return list(found.values())
 
-    def _listed(self, gpu: _Gpu, now: float, kind: str, variants: tuple) -> list[tuple[Any, MigInstance | None]]:
+    def _listed(self, gpu: Gpu, now: float, kind: str, variants: tuple) -> list[tuple[Any, MigInstance | None]]:
         """The driver's process list; per MIG slice where the GPU refuses (non-root in MIG mode)."""
         group = f"{kind}Processes"
         if gpu.mig_enabled and gpu.mig_processes_by_slice:
@@ -151,20 +144,20 @@ class NvidiaProcesses(NvmlCalls):
             return [(entry, None) for entry in entries]
         return [(entry, None) for entry in self._call_variants(gpu, now, group, variants, gpu.handle) or ()]
 
-    def _seen(self, gpu: _Gpu, entry: Any, kind: str, slot: MigInstance | None) -> _Seen:
+    def _seen(self, gpu: Gpu, entry: Any, kind: str, slot: MigInstance | None) -> Seen:
         gi = getattr(entry, "gpuInstanceId", NO_INSTANCE)
         ci = getattr(entry, "computeInstanceId", NO_INSTANCE)
         gi = None if gi in (None, NO_INSTANCE) else int(gi)
         ci = None if ci in (None, NO_INSTANCE) else int(ci)
         used = entry.usedGpuMemory
-        seen = _Seen(int(entry.pid), None if used is None else int(used), gi, ci, kind)
+        seen = Seen(int(entry.pid), None if used is None else int(used), gi, ci, kind)
         if slot is not None:
             seen.mig = mig_label(slot.profile, slot.gpu_instance_id, slot.compute_instance_id)
         elif gpu.mig_enabled and gi is not None:
             seen.mig = mig_label(_slice_profile(gpu, gi, ci), gi, ci)
         return seen
 
-    def _attach_sm(self, gpu: _Gpu, now: float, found: dict[int, _Seen]) -> None:
+    def _attach_sm(self, gpu: Gpu, now: float, found: dict[int, Seen]) -> None:
         """Each process's SM busy % from the driver's samples since the last sweep."""
         read = self._nvml.nvmlDeviceGetProcessUtilization
         samples = self._call(gpu, now, "processUtilization", read, gpu.handle, gpu.samples_since)
@@ -178,7 +171,7 @@ class NvidiaProcesses(NvmlCalls):
             if pid in found:
                 found[pid].sm_percent = float(sample.smUtil)
 
-    def _process_rows(self, seen: list[tuple[_Gpu, list[_Seen]]]) -> tuple[GpuProcess, ...]:
+    def _process_rows(self, seen: list[tuple[Gpu, list[Seen]]]) -> tuple[GpuProcess, ...]:
         pids = {entry.pid for _, entries in seen for entry in entries}
         tree = self._watched_tree() if pids and self.pid is not None else frozenset()
         for gone in [pid for pid in self._identities if pid not in pids]:
@@ -209,16 +202,16 @@ class NvidiaProcesses(NvmlCalls):
             return frozenset()
         return process_tree(self.proc_root, self.pid, self.track_tree)
 
-    def _identity(self, host_pid: int) -> _Identity:
+    def _identity(self, host_pid: int) -> Identity:
         known = self._identities.get(host_pid)
         if known is not None:
             return known
-        identity = _Identity(host_pid, "", "")
+        identity = Identity(host_pid, "", "")
         status = None if self._host_view is False else pidns.read_status(self.proc_root, host_pid)
         if status is not None:
             argv = command_line(read_bytes(f"{self.proc_root}/{host_pid}/cmdline") or b"")
             nested = len(status.nspids) > self._depth + 1
-            identity = _Identity(
+            identity = Identity(
                 pid=status.pid_at(self._depth) or host_pid,
                 user=self._user(status.uid),
                 command=" ".join(argv) or status.name,
@@ -248,7 +241,7 @@ class NvidiaProcesses(NvmlCalls):
         return out
 
 
-def _slice_profile(gpu: _Gpu, gpu_instance: int, compute_instance: int | None) -> str:
+def _slice_profile(gpu: Gpu, gpu_instance: int, compute_instance: int | None) -> str:
     for slot in gpu.mig:
         instance = slot.instance
         if instance.gpu_instance_id == gpu_instance and instance.compute_instance_id in (compute_instance, None):

@@ -1,4 +1,4 @@
-"""NVIDIA GPUs through NVML (``nvidia-ml-py``): W&B's ``gpu.{i}.*`` keys, GPU processes, MIG.
+"""The NVIDIA collector: W&B's ``gpu.{i}.*`` keys from NVML, GPU processes, MIG.
 
 NVML is initialised once, in ``probe``; device handles are kept for the
 collector's life and ``close`` shuts NVML down. Each sweep asks every
@@ -16,10 +16,6 @@ and, when it runs in a nested namespace (a container), its PID there, from
 ``/proc``; inside a container with its own PID namespace none of that can be
 done, and ``notes.nvidia`` says so. ``pid`` (the watched process) is
 numbered as the procfs at ``proc_root`` numbers it.
-
-``nvml_device`` holds the NVML side (return codes, the field table, calls
-that remember what a GPU does not answer) and ``nvidia_processes`` the
-process attribution; the collector here builds on both.
 """
 
 from __future__ import annotations
@@ -32,26 +28,19 @@ from typing import Any, Callable, Mapping, Sequence
 from collectors import pidns
 from collectors.base import Collector, Probe
 from collectors.gpu import GpuProcess, MigInstance
-from collectors.nvidia_processes import (
-    CONTAINER_NOTE,
-    NvidiaProcesses,
-    _Identity,
-    _Seen,
-    mig_label,  # noqa: F401  (leet/testing/nvidia_smi.py imports it from here)
-    mig_profile,
-)
-from collectors.nvml_device import (
-    _FAN_SPEED,
-    _PCIE_THROUGHPUT,
-    _SCALARS,
-    _TEMPERATURE,
+from collectors.nvidia.device import (
+    FAN_SPEED,
     GPU_IS_LOST,
     MIG_ENABLED,
-    _Gpu,
-    _Lost,
-    _MigSlot,
+    PCIE_THROUGHPUT,
+    SCALARS,
+    TEMPERATURE,
+    Gpu,
+    GpuLost,
+    MigSlot,
     init_failure,
 )
+from collectors.nvidia.processes import CONTAINER_NOTE, Identity, NvidiaProcesses, Seen, mig_profile
 from collectors.procfs import UserNames
 
 STATIC_REFRESH = 30.0
@@ -87,12 +76,12 @@ class NvidiaCollector(NvidiaProcesses, Collector):
         self._nvml = nvml
         self._clock = clock
         self._started = False
-        self._gpus: list[_Gpu] = []
+        self._gpus: list[Gpu] = []
         self._setup_notes: tuple[str, ...] = ()
         self._host_view: bool | None = None
         self._depth = 0  # PID namespaces between the procfs's and ours
         self._variant: dict[str, Callable[..., Any]] = {}
-        self._identities: dict[int, _Identity] = {}
+        self._identities: dict[int, Identity] = {}
         self._users = UserNames()
         self._driver_trouble = ""
         self._answered = False
@@ -133,7 +122,7 @@ class NvidiaCollector(NvidiaProcesses, Collector):
         self._driver_trouble = ""
         self._answered = False
         values: dict[str, float] = {}
-        seen: list[tuple[_Gpu, list[_Seen]]] = []
+        seen: list[tuple[Gpu, list[Seen]]] = []
         for gpu in self._gpus:
             readings, processes = self._sample_gpu(gpu, now)
             for key, value in readings.items():
@@ -177,11 +166,11 @@ class NvidiaCollector(NvidiaProcesses, Collector):
             notes.append(f"{_gpus_named(absent)} not found: this machine has {_gpu_range(count)}")
         for index in present:
             try:
-                self._gpus.append(_Gpu(index, nvml.nvmlDeviceGetHandleByIndex(index)))
+                self._gpus.append(Gpu(index, nvml.nvmlDeviceGetHandleByIndex(index)))
             except nvml.NVMLError as exc:
                 if getattr(exc, "value", None) == GPU_IS_LOST:
                     lost = f"fell off the bus (NVML: {exc})"
-                    self._gpus.append(_Gpu(index, None, lost=lost, retry_at=self._clock() + RETRY_LOST))
+                    self._gpus.append(Gpu(index, None, lost=lost, retry_at=self._clock() + RETRY_LOST))
                 else:
                     notes.append(f"GPU {index} cannot be opened: {exc}")
         self._setup_notes = tuple(notes)
@@ -191,28 +180,28 @@ class NvidiaCollector(NvidiaProcesses, Collector):
 
     # -- one GPU, one sweep ------------------------------------------------------
 
-    def _sample_gpu(self, gpu: _Gpu, now: float) -> tuple[dict[str, float], list[_Seen]]:
+    def _sample_gpu(self, gpu: Gpu, now: float) -> tuple[dict[str, float], list[Seen]]:
         if gpu.lost and not self._reopen(gpu, now):
             return {}, []
         return self._guard_lost(gpu, now, self._read_gpu) or ({}, [])
 
-    def _read_gpu(self, gpu: _Gpu, now: float) -> tuple[dict[str, float], list[_Seen]]:
+    def _read_gpu(self, gpu: Gpu, now: float) -> tuple[dict[str, float], list[Seen]]:
         if now >= gpu.static_due:
             self._refresh_static(gpu, now)
         values = self._gauges(gpu, now)
         gpu.mig_now = self._mig_memory(gpu)
         return values, self._processes(gpu, now)
 
-    def _guard_lost(self, gpu: _Gpu, now: float, read: Callable[[_Gpu, float], Any]) -> Any:
+    def _guard_lost(self, gpu: Gpu, now: float, read: Callable[[Gpu, float], Any]) -> Any:
         """``read(gpu, now)``, or None with the GPU marked lost when it fell off the bus."""
         try:
             return read(gpu, now)
-        except _Lost as lost:
+        except GpuLost as lost:
             gpu.lost = f"fell off the bus (NVML: {lost})"
             gpu.retry_at = now + RETRY_LOST
             return None
 
-    def _reopen(self, gpu: _Gpu, now: float) -> bool:
+    def _reopen(self, gpu: Gpu, now: float) -> bool:
         """Try a lost GPU again, rarely; True when it answers."""
         if now < gpu.retry_at:
             return False
@@ -226,18 +215,18 @@ class NvidiaCollector(NvidiaProcesses, Collector):
         gpu.handle, gpu.lost, gpu.static_due = handle, "", 0.0
         return True
 
-    def _gauges(self, gpu: _Gpu, now: float) -> dict[str, float]:
+    def _gauges(self, gpu: Gpu, now: float) -> dict[str, float]:
         nvml, handle = self._nvml, gpu.handle
         values = self._activity(gpu, now)
         values.update(self._power(gpu, now))
-        for key, read in _SCALARS + (_PCIE_THROUGHPUT if self.pcie_throughput else ()):
+        for key, read in SCALARS + (PCIE_THROUGHPUT if self.pcie_throughput else ()):
             _put(values, key, self._call(gpu, now, key, read, nvml, handle))
-        _put(values, "temp", self._call_variants(gpu, now, "temp", _TEMPERATURE, handle))
-        _put(values, "fanSpeed", self._call_variants(gpu, now, "fanSpeed", _FAN_SPEED, handle))
+        _put(values, "temp", self._call_variants(gpu, now, "temp", TEMPERATURE, handle))
+        _put(values, "fanSpeed", self._call_variants(gpu, now, "fanSpeed", FAN_SPEED, handle))
         values.update(gpu.fixed)
         return values
 
-    def _activity(self, gpu: _Gpu, now: float) -> dict[str, float]:
+    def _activity(self, gpu: Gpu, now: float) -> dict[str, float]:
         """Busy % (not on MIG-enabled GPUs) and allocated memory."""
         nvml, values = self._nvml, {}
         utilization = self._call(gpu, now, "utilization", nvml.nvmlDeviceGetUtilizationRates, gpu.handle)
@@ -255,7 +244,7 @@ class NvidiaCollector(NvidiaProcesses, Collector):
                 values["memoryAllocated"] = memory.used / memory.total * 100
         return values
 
-    def _power(self, gpu: _Gpu, now: float) -> dict[str, float]:
+    def _power(self, gpu: Gpu, now: float) -> dict[str, float]:
         """Power now, the cached limit, and their ratio when both are known."""
         values = {}
         power = self._call(gpu, now, "powerWatts", self._nvml.nvmlDeviceGetPowerUsage, gpu.handle)
@@ -268,7 +257,7 @@ class NvidiaCollector(NvidiaProcesses, Collector):
                 values["powerPercent"] = values["powerWatts"] / limit * 100
         return values
 
-    def _refresh_static(self, gpu: _Gpu, now: float) -> None:
+    def _refresh_static(self, gpu: Gpu, now: float) -> None:
         """What rarely changes: identity, power limit, maximum PCIe link, MIG layout."""
         nvml, handle = self._nvml, gpu.handle
         call = functools.partial(self._call, gpu, now)
@@ -294,7 +283,7 @@ class NvidiaCollector(NvidiaProcesses, Collector):
                 gpu.fixed.pop(key, None)
         self._refresh_mig(gpu, now)
 
-    def _refresh_mig(self, gpu: _Gpu, now: float) -> None:
+    def _refresh_mig(self, gpu: Gpu, now: float) -> None:
         nvml = self._nvml
         mode = self._call(gpu, now, "migMode", nvml.nvmlDeviceGetMigMode, gpu.handle)
         gpu.mig_enabled = bool(mode) and mode[0] == MIG_ENABLED
@@ -308,7 +297,7 @@ class NvidiaCollector(NvidiaProcesses, Collector):
             if handle is None:
                 continue  # an empty slot
             gpu.mig.append(
-                _MigSlot(
+                MigSlot(
                     handle,
                     MigInstance(
                         gpu=gpu.index,
@@ -321,7 +310,7 @@ class NvidiaCollector(NvidiaProcesses, Collector):
                 )
             )
 
-    def _mig_memory(self, gpu: _Gpu) -> tuple[MigInstance, ...]:
+    def _mig_memory(self, gpu: Gpu) -> tuple[MigInstance, ...]:
         instances = []
         for slot in gpu.mig:
             memory = self._quiet(self._nvml.nvmlDeviceGetMemoryInfo, slot.handle)
