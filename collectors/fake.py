@@ -21,8 +21,8 @@ from collectors.fake_curves import (
     TAU,
     FakeClock,
     Wave,
-    _counter,
     clamp,
+    counter_at,
     sawtooth,
 )
 from collectors.fake_gpu import FAKE_LOST_AFTER, GPU_KEYS, FakeGPUCollector, GpuInfo
@@ -154,19 +154,19 @@ class FakeHostCollector(Collector):
             values[f"disk.{path}.usagePercent"] = used / total * 100
             values[f"disk.{path}.usageGB"] = used / GIB
         for dev, reads, writes in zip(self.disks, self._reads, self._writes):
-            values[f"disk.{dev}.in"] = _counter(reads, self.origin, t) / MIB
-            values[f"disk.{dev}.out"] = _counter(writes, self.origin, t) / MIB
+            values[f"disk.{dev}.in"] = counter_at(reads, self.origin, t) / MIB
+            values[f"disk.{dev}.out"] = counter_at(writes, self.origin, t) / MIB
             values[f"disk.{dev}.readBps"] = reads.at(t)
             values[f"disk.{dev}.writeBps"] = writes.at(t)
         return values
 
     def _network(self, t: float) -> dict[str, float]:
         return {
-            "network.sent": sum(_counter(w, self.origin, t) for w in self._sent),
-            "network.recv": sum(_counter(w, self.origin, t) for w in self._recv),
+            "network.sent": sum(counter_at(w, self.origin, t) for w in self._sent),
+            "network.recv": sum(counter_at(w, self.origin, t) for w in self._recv),
             "network.sentBps": sum(w.at(t) for w in self._sent),
             "network.recvBps": sum(w.at(t) for w in self._recv),
-            "network.tcpRetransmits": float(math.floor(_counter(self._retransmits, self.origin, t))),
+            "network.tcpRetransmits": float(math.floor(counter_at(self._retransmits, self.origin, t))),
         }
 
     def _host_info(self, t: float) -> HostInfo:

@@ -12,7 +12,7 @@ import math
 from typing import Any, Mapping
 
 from collectors.base import Collector, Probe
-from collectors.fake_curves import GIB, MIB, TAU, Wave, _counter, clamp, sawtooth
+from collectors.fake_curves import GIB, MIB, TAU, Wave, clamp, counter_at, sawtooth
 from collectors.gpu import AcceleratorInfo, GpuInfo
 
 # -- AMD Instinct MI300X -------------------------------------------------------
@@ -69,7 +69,7 @@ class FakeAMDCollector(Collector):
             "powerWatts": power,
             "powerPercent": power / MI300X_POWER_LIMIT * 100,
             "enforcedPowerLimitWatts": MI300X_POWER_LIMIT,
-            "energyJoules": 4.1e9 + _counter(self._power[i], self.origin, t),
+            "energyJoules": 4.1e9 + counter_at(self._power[i], self.origin, t),
             "graphicsClock": clock,
             "memoryClock": 1300.0,
             "correctedMemoryErrors": float(math.floor(max(0.0, t - self.origin) / 600.0)) if i == 5 else 0.0,
@@ -251,9 +251,9 @@ class FakeOpenMetricsCollector(Collector):
             "node_load15": [round(6.0 + 1.2 * math.sin(TAU * t / 300.0 - 1.0), 2)],
             "node_memory_MemAvailable_bytes": [float(int((301 + 24 * math.sin(TAU * t / 200.0)) * GIB))],
             "node_procs_running": [float(round(9 + 3 * math.sin(TAU * t / 17.0)))],
-            "node_cpu_seconds_total": [round(5.0e5 + _counter(wave, self.origin, t), 2) for wave in self._cpu],
-            "node_network_receive_bytes_total": [float(int(8.8e11 + _counter(w, self.origin, t))) for w in self._rx],
-            "node_network_transmit_bytes_total": [float(int(2.3e11 + _counter(w, self.origin, t))) for w in self._tx],
+            "node_cpu_seconds_total": [round(5.0e5 + counter_at(wave, self.origin, t), 2) for wave in self._cpu],
+            "node_network_receive_bytes_total": [float(int(8.8e11 + counter_at(w, self.origin, t))) for w in self._rx],
+            "node_network_transmit_bytes_total": [float(int(2.3e11 + counter_at(w, self.origin, t))) for w in self._tx],
             "node_filesystem_avail_bytes": [
                 float(int(size * (1.0 - share - 0.002 * sawtooth(t, 600.0, n)))) for n, (size, share) in enumerate(NODE_MOUNTS)
             ],

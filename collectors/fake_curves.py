@@ -68,6 +68,6 @@ def clamp(value: float, low: float = 0.0, high: float = 100.0) -> float:
     return min(max(value, low), high)
 
 
-def _counter(wave: Wave, origin: float, t: float) -> float:
+def counter_at(wave: Wave, origin: float, t: float) -> float:
     """What a counter fed at ``wave`` holds at ``t``, counting from ``origin``."""
     return wave.integral(origin, t) if t > origin else 0.0

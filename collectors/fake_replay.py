@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
-from collectors.base import Collector, CollectorStatus, Health, Probe, Sample
+from collectors.base import Collector, Sample
 from collectors.fake_curves import FakeClock
-from collectors.hub import Hub, clean_values, describe_error, merge_extras, with_label
+from collectors.hub import Call, Hub, Sweeper
 
 
 def replay(
@@ -19,57 +19,29 @@ def replay(
 ) -> list[Sample]:
     """``count`` Samples at ``start + k*interval``, made on this thread.
 
-    Sets ``clock`` to each time and calls the collectors directly, as a hub
-    would (probe once, cadence, label, extras kept between samples), so a
+    Sets ``clock`` to each time and has a ``Sweeper`` on that clock decide
+    every sweep, as a hub's does (probe once, cadence, backoff, label,
+    extras kept between samples), but makes each call at once, here, so a
     test can feed an app a history without starting any thread. A Hub
-    passes its collectors and label.
+    passes its collectors and label; the hub itself is left untouched.
     """
     if isinstance(source, Hub):
         collectors, label = source.collectors, source.label
     else:
         collectors = tuple(source)
+    sweeper = Sweeper(collectors, clock=clock, label=label)
     clock.set(start)
-    probes = [_probe(collector) for collector in collectors]
-    last_sampled: dict[int, float] = {}
-    kept_extras: dict[int, Mapping[str, Any]] = {}
+    _call_now(sweeper, sweeper.probes())
     samples = []
     for k in range(count):
-        now = start + k * interval
-        clock.set(now)
-        values: dict[str, float] = {}
-        statuses = []
-        for n, (collector, probe) in enumerate(zip(collectors, probes)):
-            if not probe.available:
-                statuses.append(CollectorStatus(collector.name, Health.ABSENT, probe.reason))
-                continue
-            previous = last_sampled.get(n)
-            if previous is not None and now - previous < collector.cadence:
-                statuses.append(CollectorStatus(collector.name, Health.OK))
-                continue
-            last_sampled[n] = now
-            try:
-                values.update(clean_values(collector.sample()))
-                kept_extras[n] = collector.extras()
-            except Exception as exc:  # noqa: BLE001 - mirror the hub: one collector's fault
-                statuses.append(CollectorStatus(collector.name, Health.FAILING, describe_error(exc)))
-                continue
-            statuses.append(CollectorStatus(collector.name, Health.OK))
-        samples.append(
-            Sample(
-                timestamp=clock(),
-                values=with_label(values, label),
-                extras=merge_extras([kept_extras[n] for n in sorted(kept_extras)]),
-                status=tuple(statuses),
-            )
-        )
+        clock.set(start + k * interval)
+        _call_now(sweeper, sweeper.due(interval))
+        samples.append(sweeper.collect(clock()))
     return samples
 
 
-def _probe(collector: Collector) -> Probe:
-    try:
-        probe = collector.probe()
-    except Exception as exc:  # noqa: BLE001
-        return Probe.absent(f"probe failed: {describe_error(exc)}")
-    if not isinstance(probe, Probe):
-        return Probe.absent(f"probe failed: probe() returned {type(probe).__name__}, expected Probe")
-    return probe
+def _call_now(sweeper: Sweeper, calls: Sequence[Call]) -> None:
+    """Make each call on this thread and hand its answer straight back; on the still clock it costs 0 ms."""
+    for call in calls:
+        sweeper.started(call)
+        sweeper.absorb(call.perform(timer=sweeper.clock))

@@ -1,11 +1,11 @@
-"""The hub: runs every collector on a schedule and merges one Sample per sweep.
+"""The Hub: a ``Sweeper`` driven by a scheduling thread, with every call on its collector's own worker thread.
 
 One scheduling thread sweeps every ``interval``, which ``set_interval`` may
 change from any thread while it runs. Every call into a collector
 (probe, sample + extras, close) runs on that collector's own persistent
-worker thread (``hub_worker``), so a collector that hangs or raises costs
-the others nothing: the hub waits for each one only up to its ``budget``,
-marks it HUNG or FAILING with a reason, and goes on.
+worker thread (``worker``), so a collector that hangs or raises costs the
+others nothing: the hub waits for each one only up to its ``budget``, and
+the sweeper marks it HUNG or FAILING with a reason.
 
 A sweep on the schedule waits for its collectors only a share of the
 interval (``SWEEP_WAIT_SHARE``): a collector slower than that, but still
@@ -19,127 +19,30 @@ from __future__ import annotations
 
 import logging
 import math
-import numbers
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
-from collectors.base import Collector, CollectorStatus, Health, Probe, Sample
-from collectors.hub_worker import _Result, _Worker
+from collectors.base import Collector, CollectorStatus, Health, Sample
+from collectors.hub.sweeper import Call, Result, Sweeper
+from collectors.hub.worker import Worker
 
 _log = logging.getLogger(__name__)
 
 MIN_INTERVAL = 0.01
 MAX_INTERVAL = 3600.0
-MAX_BACKOFF = 60.0
 # The longest single wait the hub makes. Waits are re-armed until they are
 # due, so a huge interval or budget can never reach the OverflowError that
 # Event.wait and Queue.get raise past threading.TIMEOUT_MAX, which would end
 # the scheduling thread.
 MAX_WAIT = 60.0
 
-# A sweep skips a collector whose cadence is not yet due; this slack (a share
-# of the shorter of interval and cadence) keeps scheduling jitter from
-# skipping a whole extra sweep.
-CADENCE_SLACK = 0.1
-
 # How long, as a share of the interval, a scheduled sweep (and the first
 # probe) waits for slow collectors before it hands out what it has.
 SWEEP_WAIT_SHARE = 0.5
 
-_PROBE = "probe"
-_SAMPLE = "sample"
 _WAKE = object()  # put on the results queue to interrupt a waiting sweep
-
-
-def with_label(values: Mapping[str, float], label: str | None) -> dict[str, float]:
-    """Every key with W&B's node-label suffix ``/l:<label>`` (unchanged without one)."""
-    if not label:
-        return dict(values)
-    suffix = f"/l:{label}"
-    return {f"{key}{suffix}": value for key, value in values.items()}
-
-
-def merge_extras(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Merge collectors' extras; the first collector to use a key keeps it."""
-    merged: dict[str, Any] = {}
-    for part in parts:
-        for key, value in part.items():
-            merged.setdefault(key, value)
-    return merged
-
-
-def clean_values(raw: Any) -> dict[str, float]:
-    """A collector's ``sample()`` as ``{str: finite float}``.
-
-    Raises TypeError for something that is not a mapping; drops single
-    entries that are not finite numbers, so one bad key loses nothing else.
-    """
-    if not isinstance(raw, Mapping):
-        raise TypeError(f"sample() returned {type(raw).__name__}, expected a mapping")
-    values: dict[str, float] = {}
-    for key, value in raw.items():
-        kind = type(value)
-        if kind is not float and kind is not int:
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                _log.debug("dropping %r: %r is not a number", key, value)
-                continue
-        value = float(value)
-        if math.isfinite(value):
-            values[str(key)] = value
-    return values
-
-
-def backoff_delay(failures: int) -> float:
-    """Seconds before retrying after ``failures`` failures in a row: 1, 2, 4 … 60."""
-    return min(MAX_BACKOFF, 2.0 ** min(max(failures - 1, 0), 16))
-
-
-def describe_error(exc: BaseException) -> str:
-    message = str(exc).strip()
-    name = type(exc).__name__
-    return f"{name}: {message}" if message else name
-
-
-def _seconds(value: float) -> str:
-    return f"{value:.1f}" if value >= 1 else f"{value:.2g}"
-
-
-@dataclass(eq=False)
-class _Slot:
-    """The hub's book-keeping for one collector (touched only under the sweep lock)."""
-
-    collector: Collector
-    worker: _Worker
-    health: Health = Health.OK
-    reason: str = "starting"
-    last_ms: float = 0.0
-    probed: bool = False
-    available: bool = False
-    in_flight: int | None = None  # ticket of the call the worker is running
-    awaiting: int | None = None  # ticket whose answer is still wanted (within its budget)
-    deadline: float = 0.0  # when the awaited call runs past its budget
-    failures: int = 0
-    retry_at: float = 0.0
-    last_sampled: float | None = None
-    fresh: dict[str, float] | None = None
-    extras: Mapping[str, Any] = field(default_factory=dict)
-
-    def status(self) -> CollectorStatus:
-        return CollectorStatus(self.collector.name, self.health, self.reason, self.last_ms)
-
-
-def _sample_call(collector: Collector) -> Callable[[], tuple[dict[str, float], Mapping[str, Any]]]:
-    def call() -> tuple[dict[str, float], Mapping[str, Any]]:
-        values = clean_values(collector.sample())
-        extras = collector.extras()
-        if not isinstance(extras, Mapping):
-            raise TypeError(f"extras() returned {type(extras).__name__}, expected a mapping")
-        return values, extras
-
-    return call
 
 
 class Hub:
@@ -156,12 +59,9 @@ class Hub:
         self._interval = _checked_interval(interval)
         self._clock = clock
         self._warmup = max(0.0, float(warmup))
-        self._label = label or None
+        self._sweeper = Sweeper(collectors, clock=time.monotonic, label=label)
         self._results: queue.SimpleQueue = queue.SimpleQueue()
-        self._slots = tuple(
-            _Slot(c, _Worker(getattr(c, "name", type(c).__name__), self._results))
-            for c in collectors
-        )
+        self._workers = {slot: Worker(slot.name, self._results) for slot in self._sweeper.slots}
         self._subscribers: tuple[Callable[[Sample], None], ...] = ()
         self._failed_subscribers: set[int] = set()
         self._lock = threading.Lock()  # one sweep or probe at a time
@@ -169,10 +69,9 @@ class Hub:
         self._wake = threading.Event()
         self._rescheduled = False
         self._thread: threading.Thread | None = None
-        self._tickets = 0
         self._probed = False
         self._stopped = False
-        self._status = tuple(slot.status() for slot in self._slots)
+        self._status = self._sweeper.status()
 
     # -- public API ------------------------------------------------------
 
@@ -195,11 +94,11 @@ class Hub:
 
     @property
     def label(self) -> str | None:
-        return self._label
+        return self._sweeper.label
 
     @property
     def collectors(self) -> tuple[Collector, ...]:
-        return tuple(slot.collector for slot in self._slots)
+        return self._sweeper.collectors
 
     def subscribe(self, callback: Callable[[Sample], None]) -> None:
         """Call ``callback(sample)`` after every sweep, on the thread that swept."""
@@ -237,17 +136,14 @@ class Hub:
         # the lock past the deadline, close anyway: the workers refuse new calls.
         locked = self._lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
         try:
-            closing = [slot.worker.close(slot.collector) for slot in self._slots]
+            closing = [(slot, worker.close(slot.collector)) for slot, worker in self._workers.items()]
             # Waiting for a close queued behind a call known to be stuck is
             # pointless: it runs whenever that call returns.
-            if locked:
-                closing = [
-                    done for done, slot in zip(closing, self._slots) if slot.health is not Health.HUNG
-                ]
+            waited = [done for slot, done in closing if not (locked and slot.health is Health.HUNG)]
         finally:
             if locked:
                 self._lock.release()
-        for done in closing:
+        for done in waited:
             if not done.wait(max(0.0, deadline - time.monotonic())):
                 break
 
@@ -320,54 +216,24 @@ class Hub:
     def _probe_locked(self, wait_limit: float = math.inf) -> None:
         """Probe every collector; a probe slower than ``wait_limit`` is taken in by a later sweep."""
         self._probed = True
-        for slot in self._slots:
-            if not slot.probed and slot.in_flight is None:
-                self._dispatch(slot, _PROBE)
+        self._submit(self._sweeper.probes())
         self._await(time.monotonic() + wait_limit)
-        self._status = tuple(slot.status() for slot in self._slots)
+        self._status = self._sweeper.status()
 
     def _sweep_locked(self, wait_limit: float) -> Sample:
         self._absorb_waiting()
         timestamp = self._clock()
-        now = time.monotonic()
-        for slot in self._slots:
-            if self._due(slot, now) and self._dispatch(slot, _SAMPLE):
-                slot.last_sampled = now
-        self._await(now + wait_limit)
-        values: dict[str, float] = {}
-        for slot in self._slots:
-            if slot.fresh:
-                values.update(slot.fresh)
-                slot.fresh = None
-        extras = merge_extras([slot.extras for slot in self._slots if slot.extras])
-        self._status = tuple(slot.status() for slot in self._slots)
-        return Sample(
-            timestamp=timestamp,
-            values=with_label(values, self._label),
-            extras=extras,
-            status=self._status,
-        )
+        began = time.monotonic()
+        self._submit(self._sweeper.due(self._interval))
+        self._await(began + wait_limit)
+        sample = self._sweeper.collect(timestamp)
+        self._status = sample.status
+        return sample
 
-    def _due(self, slot: _Slot, now: float) -> bool:
-        if not slot.available or slot.in_flight is not None:
-            return False
-        if slot.failures and now < slot.retry_at:
-            return False
-        cadence = slot.collector.cadence
-        if slot.last_sampled is None or cadence <= 0:
-            return True
-        slack = CADENCE_SLACK * min(cadence, self._interval)
-        return now - slot.last_sampled >= cadence - slack
-
-    def _dispatch(self, slot: _Slot, kind: str) -> bool:
-        self._tickets += 1
-        collector = slot.collector
-        call = collector.probe if kind == _PROBE else _sample_call(collector)
-        if not slot.worker.submit(slot, kind, self._tickets, call):
-            return False
-        slot.in_flight = slot.awaiting = self._tickets
-        slot.deadline = time.monotonic() + _budget(collector)
-        return True
+    def _submit(self, calls: list[Call]) -> None:
+        for call in calls:
+            if self._workers[call.slot].submit(call):
+                self._sweeper.started(call)
 
     def _await(self, until: float) -> None:
         """Absorb results until no answer is awaited, ``until`` passes, or stop.
@@ -376,16 +242,13 @@ class Hub:
         one still within it stays awaited, for a later sweep to take in.
         """
         while True:
+            self._sweeper.give_up_overdue()
+            deadline = self._sweeper.next_deadline()
             now = time.monotonic()
-            awaited = [slot for slot in self._slots if slot.awaiting is not None]
-            for slot in awaited:
-                if slot.deadline <= now:
-                    self._give_up(slot)
-            deadlines = [slot.deadline for slot in awaited if slot.awaiting is not None]
-            if not deadlines or now >= until:
+            if deadline is None or now >= until:
                 return
             try:
-                item = self._results.get(timeout=min(min(deadlines) - now, until - now, MAX_WAIT))
+                item = self._results.get(timeout=min(max(0.0, min(deadline, until) - now), MAX_WAIT))
             except queue.Empty:
                 continue
             if item is _WAKE:
@@ -403,65 +266,13 @@ class Hub:
                 break
             if item is not _WAKE:
                 self._absorb(item)
-        now = time.monotonic()
-        for slot in self._slots:
-            if slot.awaiting is not None and slot.deadline <= now:
-                self._give_up(slot)
+        self._sweeper.give_up_overdue()
 
-    def _give_up(self, slot: _Slot) -> None:
-        slot.awaiting = None
-        budget = _seconds(slot.collector.budget)
-        slot.health = Health.HUNG
-        slot.reason = (
-            f"no answer in {budget} s" if slot.probed else f"probe gave no answer in {budget} s"
-        )
-
-    def _absorb(self, result: _Result) -> None:
-        slot = result.slot
-        if result.ticket == slot.in_flight:
-            slot.in_flight = None
-        slot.last_ms = result.elapsed_ms
-        if result.kind == _PROBE:
-            slot.awaiting = None
-            self._apply_probe(slot, result)
-            return
-        if result.ticket != slot.awaiting:
-            return  # past its budget, so stale by now; the next sweep asks again
-        slot.awaiting = None
-        if result.ok:
-            slot.fresh, slot.extras = result.payload
-            slot.health, slot.reason, slot.failures = Health.OK, "", 0
-        else:
-            self._apply_failure(slot, result.payload)
-
-    def _apply_probe(self, slot: _Slot, result: _Result) -> None:
-        slot.probed = True
-        probe = result.payload
-        if not result.ok:
-            reason = f"probe failed: {describe_error(probe)}"
-        elif not isinstance(probe, Probe):
-            reason = f"probe failed: probe() returned {type(probe).__name__}, expected Probe"
-        elif not probe.available:
-            reason = probe.reason or "not available"
-        else:
-            slot.available = True
-            slot.health, slot.reason = Health.OK, ""
-            return
-        slot.health, slot.reason = Health.ABSENT, reason
-        slot.worker.retire()
-
-    def _apply_failure(self, slot: _Slot, exc: BaseException) -> None:
-        slot.failures += 1
-        slot.retry_at = time.monotonic() + backoff_delay(slot.failures)
-        slot.health, slot.reason = Health.FAILING, describe_error(exc)
-        if slot.failures == 1:
-            _log.debug("collector %s raised", slot.collector.name, exc_info=exc)
-
-
-def _budget(collector: Collector) -> float:
-    """A collector's budget in seconds; NaN counts as none, and the most it can be is ``MAX_INTERVAL``."""
-    budget = collector.budget
-    return min(budget, MAX_INTERVAL) if budget > 0 else 0.0
+    def _absorb(self, result: Result) -> None:
+        self._sweeper.absorb(result)
+        slot = result.call.slot
+        if slot.absent:
+            self._workers[slot].retire()  # never called again, so it needs no thread
 
 
 def _checked_interval(seconds: float) -> float:

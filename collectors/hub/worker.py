@@ -1,7 +1,7 @@
-"""The hub's worker threads: one per collector, making every call into it in order.
+"""The Hub's worker threads: one per collector, making every call into it in order.
 
-A call's outcome (its value or what it raised, and how long it took) goes
-to the hub's results queue as a ``_Result``; the hub decides what it means.
+A call's outcome (its value or what it raised, and how long it took) goes to
+the Hub's results queue as a ``Result``; the sweeper decides what it means.
 """
 
 from __future__ import annotations
@@ -9,30 +9,14 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
 
 from collectors.base import Collector
+from collectors.hub.sweeper import Call
 
-if TYPE_CHECKING:
-    from collectors.hub import _Slot
-
-# The hub's own logger: a worker's messages are the hub's.
-_log = logging.getLogger("collectors.hub")
+_log = logging.getLogger(__name__)
 
 
-@dataclass
-class _Result:
-    slot: "_Slot"
-    kind: str
-    ticket: int
-    ok: bool
-    payload: Any
-    elapsed_ms: float
-
-
-class _Worker:
+class Worker:
     """A daemon thread that makes every call into one collector, in order."""
 
     def __init__(self, name: str, results: queue.SimpleQueue) -> None:
@@ -41,11 +25,11 @@ class _Worker:
         self._jobs: queue.SimpleQueue | None = None
         self._closed = False
 
-    def submit(self, slot: "_Slot", kind: str, ticket: int, call: Callable[[], Any]) -> bool:
-        """Queue one call whose outcome goes to the results queue."""
+    def submit(self, call: Call) -> bool:
+        """Queue ``call``; its Result goes to the results queue. False once closed."""
         if self._closed:
             return False
-        self._ensure_thread().put((slot, kind, ticket, call))
+        self._ensure_thread().put(call)
         return True
 
     def retire(self) -> None:
@@ -61,7 +45,7 @@ class _Worker:
             done.set()
             return done
         jobs = self._ensure_thread()
-        jobs.put(("close", collector, done))
+        jobs.put((collector, done))
         jobs.put(None)
         self._jobs = None
         self._closed = True
@@ -70,9 +54,7 @@ class _Worker:
     def _ensure_thread(self) -> queue.SimpleQueue:
         if self._jobs is None:
             self._jobs = queue.SimpleQueue()
-            thread = threading.Thread(
-                target=self._loop, args=(self._jobs,), name=f"leet-{self._name}", daemon=True
-            )
+            thread = threading.Thread(target=self._loop, args=(self._jobs,), name=f"leet-{self._name}", daemon=True)
             thread.start()
         return self._jobs
 
@@ -81,17 +63,11 @@ class _Worker:
             job = jobs.get()
             if job is None:
                 return
-            if job[0] == "close":
-                _close_quietly(job[1], job[2])
-                continue
-            slot, kind, ticket, call = job
-            began = time.perf_counter()
-            try:
-                payload, ok = call(), True
-            except BaseException as exc:  # noqa: BLE001 - isolate anything a collector does
-                payload, ok = exc, False
-            elapsed_ms = (time.perf_counter() - began) * 1000
-            self._results.put(_Result(slot, kind, ticket, ok, payload, elapsed_ms))
+            if isinstance(job, Call):
+                # Anything a collector raises, even SystemExit, is its answer: it must not end this thread.
+                self._results.put(job.perform(isolating=BaseException))
+            else:
+                _close_quietly(*job)
 
 
 def _close_quietly(collector: Collector, done: threading.Event) -> None:
