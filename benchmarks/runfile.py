@@ -107,8 +107,8 @@ def run_file(run_dir: Path) -> Path:
 
 def metric_names(path: Path, rows: int = 1000) -> frozenset[str]:
     """Metric keys in the first history rows: what the metrics grid titles its charts."""
+    from leet.runfile.decode import iter_events
     from leet.runfile.events import HistoryRow
-    from leet.runfile.records import iter_events
 
     names: set[str] = set()
     seen = 0

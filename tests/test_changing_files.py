@@ -17,8 +17,8 @@ from framer import RunWriter
 from loading import load
 
 from leet.model.store import Store
+from leet.runfile.decode import EventReader
 from leet.runfile.reader import FileChanged, RecordReader, read_records
-from leet.runfile.records import EventReader
 from leet.sources.run import RunSource
 
 VINTAGE = Path(__file__).parent / "fixtures" / "vintage"

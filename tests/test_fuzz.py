@@ -24,9 +24,8 @@ from loading import load
 from leet.commands import inspect_run
 from leet.common.ticks import step_range
 from leet.model.catalog import group
-from leet.model.keys import axis_key
 from leet.runfile.reader import RecordReader, read_records
-from leet.ui.views.charts import chart_view, modes_for, series_keys
+from leet.ui.views.charts import chart_view, modes_for
 from leet.ui.views.run import console_lines, header_parts, metric_specs, no_charts_text, overview_lines, time_range
 from widgets.chartframe import compose_rows
 
@@ -34,14 +33,13 @@ BUDGET = float(os.environ.get("LEET_FUZZ_SECONDS", "30"))
 WATCHDOG = 120.0  # seconds one case may take before the run is stopped with every thread's stack
 
 
-def draw_charts(source, specs, run, x_range, x_kind) -> None:
+def draw_charts(source, specs, x_range, x_kind) -> None:
     store = source.store
     for spec in specs[:40]:
-        where = axis_key(run, spec.x_axis) if spec.x_axis else run
-        snapshots = store.snapshot(series_keys(spec, where))
+        snapshots = store.snapshot(spec.keys)
         for mode in modes_for(spec):
             for width, height in ((60, 12), (12, 4)):
-                compose_rows(chart_view(spec, snapshots, where, x_range, mode, x_kind=x_kind), width, height)
+                compose_rows(chart_view(spec, snapshots, x_range, mode, x_kind=x_kind), width, height)
 
 
 def look_at_everything(source) -> None:
@@ -53,13 +51,12 @@ def look_at_everything(source) -> None:
         header_parts(snapshot, width)
     console_lines(snapshot)
     no_charts_text(snapshot)
-    specs = metric_specs(snapshot.history_keys, "", snapshot.axes, snapshot.hidden, labelled=bool(snapshot.writers))
+    specs = metric_specs(snapshot.history_keys, "", snapshot.axes, snapshot.hidden, labelled=bool(snapshot.writers), run=snapshot.run_key)
     last = float(snapshot.last_step) if snapshot.last_step is not None else None
-    draw_charts(source, specs, snapshot.run_key, step_range(0.0, last), "step")
+    draw_charts(source, specs, step_range(0.0, last), "step")
     system = source.system_key
-    keys = [s.key if s.label is None else f"{s.key}/l:{s.label}" for s in source.store.series(system)]
     span = source.store.time_span(system)
-    draw_charts(source, group(keys, order="title"), system, time_range(*span) if span else (0.0, 1.0), "time")
+    draw_charts(source, group(source.store.series(system), order="title"), time_range(*span) if span else (0.0, 1.0), "time")
 
 
 def inspect_everything(path, capsys) -> None:

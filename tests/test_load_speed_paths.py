@@ -12,19 +12,18 @@ from __future__ import annotations
 import pytest
 
 from leet.model.run import RunModel
-from leet.runfile import bulk
 from leet.runfile import wandb_records_pb2 as pb
-from leet.runfile.events import HistoryRow
-from leet.runfile.reader import BLOCK_SIZE, Chunked, read_records
-from leet.runfile.records import (
+from leet.runfile.decode import (
     EventReader,
     EventStream,
     RawJSON,
-    _history,
-    _summary_raw,
+    bulk,
     parse,
     to_event,
 )
+from leet.runfile.decode.convert import history_event, raw_summary_event
+from leet.runfile.events import HistoryRow
+from leet.runfile.reader import BLOCK_SIZE, Chunked, read_records
 
 
 def records_of(path) -> list[tuple[int, bytes]]:
@@ -129,7 +128,7 @@ def test_history_rows_match_the_per_item_decode(items):
     payload = history_payload(11, items, step=9)
     (item,), _ = feed(payload)
     assert item.kind == "history" and item.num == 11
-    assert same_row(item.event, _history(parse(payload).history))
+    assert same_row(item.event, history_event(parse(payload).history))
 
 
 def test_history_rows_of_a_real_run_match_the_per_item_decode(basic_run):
@@ -139,7 +138,7 @@ def test_history_rows_of_a_real_run_match_the_per_item_decode(basic_run):
         if record.WhichOneof("record_type") != "history":
             continue
         (item,), _ = feed(payload)
-        assert same_row(item.event, _history(record.history))
+        assert same_row(item.event, history_event(record.history))
         rows += 1
     assert rows == basic_run.steps
 
@@ -173,14 +172,14 @@ def test_lazy_summaries_match_the_per_item_decode(basic_run):
         if record.WhichOneof("record_type") != "summary":
             continue
         (item,), _ = feed(payload, lazy_summary=True)
-        assert item.event == _summary_raw(record.summary)
+        assert item.event == raw_summary_event(record.summary)
         assert all(type(value) is RawJSON for value in item.event.update.values())
 
 
 def folded_by_hand(payloads) -> dict:
     model = RunModel()
     for payload in payloads:
-        model.apply(_summary_raw(parse(payload).summary))
+        model.apply(raw_summary_event(parse(payload).summary))
     return model.summary
 
 

@@ -14,8 +14,8 @@ import time
 
 import pytest
 
+from leet.runfile.decode import iter_events
 from leet.runfile.events import HistoryRow
-from leet.runfile.records import iter_events
 
 SLOW = 30.0  # seconds; only bounds a hang on a loaded machine
 STEP = re.compile(r"· step ([\d,]+)")

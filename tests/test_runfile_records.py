@@ -14,6 +14,14 @@ from pathlib import Path
 import pytest
 
 from leet.runfile import wandb_records_pb2 as pb
+from leet.runfile.decode import (
+    EventReader,
+    decode,
+    flatten,
+    iter_decoded,
+    iter_events,
+    json_value,
+)
 from leet.runfile.events import (
     ConfigUpdate,
     ConsoleOutput,
@@ -28,14 +36,6 @@ from leet.runfile.events import (
     SummaryUpdate,
 )
 from leet.runfile.reader import BLOCK_SIZE, read_records
-from leet.runfile.records import (
-    EventReader,
-    decode,
-    flatten,
-    iter_decoded,
-    iter_events,
-    json_value,
-)
 
 STEPS = 300
 

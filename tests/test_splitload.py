@@ -19,9 +19,9 @@ from wandb_runs import make_corrupted_copy
 
 from leet.model.run import RunState
 from leet.model.store import Store
+from leet.runfile.decode import Decoded, RawJSON
 from leet.runfile.events import DataLoss, StatsRow, SummaryUpdate
 from leet.runfile.reader import BLOCK_SIZE
-from leet.runfile.records import Decoded, RawJSON
 from leet.sources import parallel as splitload
 from leet.sources import run as runsource
 from leet.sources.parallel import (

@@ -37,15 +37,15 @@ import threading
 import time
 from array import array
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
-from typing import IO, Any, Callable, Mapping
+from typing import IO, Any, Callable
 
 from leet.runfile import events as event_types
 from leet.runfile import reader as framing
+from leet.runfile.decode import Decoded, EventStream, RawJSON
 from leet.runfile.events import HistoryRow
+from leet.runfile.history_columns import HistoryColumns
 from leet.runfile.reader import BLOCK_SIZE, HEADER_SIZE, Chunked, RecordReader
-from leet.runfile.records import Decoded, EventStream, RawJSON
 
 SPLIT_LOAD_BYTES = 16 << 20  # below this, a second process costs more than it saves
 LOADER_SHARE = 0.35  # of the part left, read by the loader itself: it also stores everything and draws the screen
@@ -63,62 +63,6 @@ def split_point(size: int, start: int = 0) -> int:
     the loader keeps ``LOADER_SHARE`` of them (at least up to the next block)."""
     at = start + int((size - start) * LOADER_SHARE)
     return max(start // BLOCK_SIZE + 1, at // BLOCK_SIZE) * BLOCK_SIZE
-
-
-class HistoryColumns:
-    """History rows turned into ``{key: (steps, values)}`` for the store.
-
-    Rows of a long run log the same keys, each row in its own order: a run of
-    rows with the same keys is kept as tuples in one key order and turned into
-    columns at once, a few C-level calls per row rather than per value.
-    """
-
-    def __init__(self) -> None:
-        self.columns: dict[str, tuple[list[float], list[float]]] = {}
-        self._keys: tuple[str, ...] = ()
-        self._pick: Callable[[Any], Any] = tuple
-        self._steps: list[float] = []
-        self._tuples: list[tuple[float, ...]] = []
-
-    def add(self, step: float, values: Mapping[str, float]) -> None:
-        if len(values) == len(self._keys) > 1:
-            try:
-                self._tuples.append(self._pick(values))
-                self._steps.append(step)
-                return
-            except KeyError:
-                pass
-        self._flush()
-        if len(values) > 1:
-            self._keys = tuple(values)
-            self._pick = itemgetter(*self._keys)
-            self._tuples.append(self._pick(values))
-            self._steps.append(step)
-        else:
-            self._keys = ()
-            for key, value in values.items():
-                steps, column = self._column(key)
-                steps.append(step)
-                column.append(value)
-
-    def finish(self) -> dict[str, tuple[list[float], list[float]]]:
-        self._flush()
-        return self.columns
-
-    def _flush(self) -> None:
-        if not self._tuples:
-            return
-        for key, values in zip(self._keys, zip(*self._tuples)):
-            steps, column = self._column(key)
-            steps.extend(self._steps)
-            column.extend(values)
-        self._tuples, self._steps = [], []
-
-    def _column(self, key: str) -> tuple[list[float], list[float]]:
-        column = self.columns.get(key)
-        if column is None:
-            column = self.columns[key] = ([], [])
-        return column
 
 
 # ---------------------------------------------------------------- frames
@@ -199,14 +143,18 @@ def _decode_frame(body: bytes) -> Frame:
     return frame
 
 
+_FRAME_CLASSES = {(kind.__module__, kind.__name__): kind for kind in (Decoded, RawJSON)}
+
+
 class _EventUnpickler(pickle.Unpickler):
-    """Only what a frame holds: events, ``Decoded`` and plain containers."""
+    """Only what a frame holds: events, ``Decoded``, ``RawJSON`` and plain containers."""
 
     def find_class(self, module: str, name: str) -> Any:
         if module == event_types.__name__ and isinstance(getattr(event_types, name, None), type):
             return getattr(event_types, name)
-        if module == Decoded.__module__ and name in ("Decoded", "RawJSON"):
-            return Decoded if name == "Decoded" else RawJSON
+        known = _FRAME_CLASSES.get((module, name))
+        if known is not None:
+            return known
         raise pickle.UnpicklingError(f"a frame may not hold {module}.{name}")
 
 

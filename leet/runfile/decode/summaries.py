@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from leet.runfile import bulk
-from leet.runfile.convert import Decoded, RawJSON, _summary_raw
+from leet.runfile.decode.bulk import summary_texts
+from leet.runfile.decode.convert import Decoded, raw_summary_event
+from leet.runfile.decode.json_values import RawJSON
 from leet.runfile.events import SummaryUpdate
-
-if TYPE_CHECKING:
-    from leet.runfile.event_stream import EventStream
 
 _REPEAT_MAX_BYTES = 128
 _REPEAT_MAX_ENTRIES = 4096
@@ -33,25 +31,27 @@ class SummaryDecoder:
             known = self._repeats.get(payload[body_at:])
             if known is not None:
                 return known
-        return bulk.summary_texts(payload)
+        return summary_texts(payload)
 
     def slow(self, record: Any, body: bytes | None = None) -> SummaryUpdate:
         """``record``'s summary with values as ``RawJSON``; ``body``: its payload from the summary field on, if peeked."""
         if body is None or len(body) > _REPEAT_MAX_BYTES:
-            return _summary_raw(record.summary)
+            return raw_summary_event(record.summary)
         known = self._repeats.get(body)
         if known is None:
             if len(self._repeats) >= _REPEAT_MAX_ENTRIES:
                 self._repeats.clear()
-            known = self._repeats[body] = _summary_raw(record.summary)
+            known = self._repeats[body] = raw_summary_event(record.summary)
         return known
 
 
-class _SummaryFold:
+class SummaryFold:
     """Summary updates of one batch merged into one event, for a reader that only keeps the latest summary.
 
     Values stay JSON text. A removal cannot be merged (it also drops what was set
     before it), so it ends the merged run: the run goes out first, then the removal.
+    ``take_texts``/``take`` add a record to the run (``take`` refuses a removal);
+    ``flush`` sends the run out as one event.
     """
 
     def __init__(self) -> None:
@@ -75,10 +75,12 @@ class _SummaryFold:
         self.count += 1
         self.offset, self.num = offset, num
 
-    def flush(self, out: list[Decoded], stream: EventStream) -> None:
+    def flush(self, out: list[Decoded]) -> int:
+        """Append the merged run to ``out`` as one event; returns how many records it merged away (count - 1)."""
         if not self.count:
-            return
+            return 0
         update = {name: RawJSON(text) for name, text in self.update.items()}
         out.append(Decoded(self.offset, "summary", self.num, SummaryUpdate(update=update)))
-        stream.folded += self.count - 1
+        folded = self.count - 1
         self.update, self.count = {}, 0
+        return folded

@@ -1,19 +1,7 @@
-"""Record layer of a W&B run file: protobuf payloads into the plain events of ``events.py``.
+"""Events of a run file that may still be growing, a poll at a time.
 
-    for event in iter_events("run-abc.wandb"): ...          # a whole file
     reader = EventReader("run-abc.wandb")                    # tailing a live file
     batch = reader.poll()                                    # events new since last time
-
-The layer is split by idea: ``convert`` turns one parsed record into one
-event (and says how values are decoded), ``summaries`` decodes and merges
-summary records, the bulk of a long run, as cheaply as it can, and
-``event_stream`` turns batches of framed records into events, keeping count
-of what was lost. This module tails a file that may still be growing, and is
-where the rest of the application imports all of it from.
-
-Damage never raises: a payload that does not parse becomes a ``DataLoss``
-event, and bytes the framing layer skipped become one too, with the number
-of records lost taken from the gap in ``Record.num`` when a record follows.
 """
 
 from __future__ import annotations
@@ -22,25 +10,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from leet.runfile import bulk
-from leet.runfile.convert import (
-    INTERNAL_CONFIG_KEY,
-    Decoded,
-    RawJSON,
-    _history,  # noqa: F401  (tests reach the converters through this module)
-    _summary_raw,  # noqa: F401
-    decode,
-    flatten,
-    item_name,
-    json_value,
-    message_fields,
-    parse,
-    to_event,
-)
-from leet.runfile.event_stream import _NO_STOP, EventStream, iter_decoded, iter_events
+from leet.runfile.decode.bulk import kind_tags
+from leet.runfile.decode.convert import Decoded
+from leet.runfile.decode.event_stream import NO_STOP, EventStream
 from leet.runfile.events import Event
 from leet.runfile.reader import RecordReader
-from leet.runfile.summaries import SummaryDecoder
 
 
 @dataclass
@@ -85,7 +59,7 @@ class EventReader:
         fold_summary: bool = False,
     ) -> None:
         self.path = path
-        self._skip_tags = bulk.kind_tags(skip)
+        self._skip_tags = kind_tags(skip)
         self._records = RecordReader(path, start, live, self._skip_tags)
         self._stream = EventStream(skip, history_values, lazy_summary, fold_summary)
 
@@ -99,7 +73,7 @@ class EventReader:
         """Read no record that starts at or past ``offset`` (None: no limit), e.g. where a
         part someone else reads begins; ``stopped_at`` then says where that record starts.
         Damage found past it is not reported either."""
-        self._stream.stop_at = _NO_STOP if offset is None else offset
+        self._stream.stop_at = NO_STOP if offset is None else offset
 
     @property
     def stopped_at(self) -> int | None:
@@ -113,7 +87,7 @@ class EventReader:
         live = self._records.live
         self._records.close()
         self._records = RecordReader(self.path, offset, live, self._skip_tags)
-        self._stream.stop_at = _NO_STOP
+        self._stream.stop_at = NO_STOP
         self._stream.stopped_at = None
         if last_num is not None:
             self._stream.last_num = last_num
@@ -160,23 +134,3 @@ class EventReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-__all__ = [
-    "INTERNAL_CONFIG_KEY",
-    "Decoded",
-    "EventBatch",
-    "EventReader",
-    "EventStream",
-    "RawJSON",
-    "SummaryDecoder",
-    "decode",
-    "flatten",
-    "item_name",
-    "iter_decoded",
-    "iter_events",
-    "json_value",
-    "message_fields",
-    "parse",
-    "to_event",
-]

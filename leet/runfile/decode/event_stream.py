@@ -14,19 +14,12 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from leet.runfile import bulk
-from leet.runfile.convert import (
-    _CONVERTERS,
-    Decoded,
-    RawJSON,
-    _history_step,
-    _other,
-    _summary_raw,
-    parse,
-)
+from leet.runfile.decode.bulk import history_row, history_step, peek
+from leet.runfile.decode.convert import CONVERTERS, Decoded, history_step_event, other_event, parse, raw_summary_event
+from leet.runfile.decode.json_values import RawJSON
+from leet.runfile.decode.summaries import SummaryDecoder, SummaryFold
 from leet.runfile.events import DataLoss, Event, OtherRecord, SummaryUpdate
 from leet.runfile.reader import Chunked, LostRegion, iter_batches
-from leet.runfile.summaries import SummaryDecoder, _SummaryFold
 
 
 @dataclass
@@ -37,7 +30,8 @@ class _HeldLoss:
     damaged: int
 
 
-_NO_STOP = 1 << 62
+# ``EventStream.stop_at`` when there is no stop: past any offset a file can have.
+NO_STOP = 1 << 62
 
 
 class EventStream:
@@ -52,12 +46,12 @@ class EventStream:
         self, skip: Iterable[str] = (), history_values: bool = True, lazy_summary: bool = False, fold_summary: bool = False
     ) -> None:
         self.skip = frozenset(skip)
-        self.converters = _CONVERTERS if history_values else {**_CONVERTERS, "history": _history_step}
-        self.fast_history = bulk.history_row if history_values else bulk.history_step
+        self.converters = CONVERTERS if history_values else {**CONVERTERS, "history": history_step_event}
+        self.fast_history = history_row if history_values else history_step
         self.fold_summary = fold_summary
         self.lazy_summary = lazy_summary or fold_summary
         if self.lazy_summary:
-            self.converters = {**self.converters, "summary": _summary_raw}
+            self.converters = {**self.converters, "summary": raw_summary_event}
         self.last_num = 0
         self.lost_bytes = 0
         self.lost_records = 0
@@ -69,7 +63,7 @@ class EventStream:
         # (Record.num before it, records already counted for it). A file read as it
         # grows then ends with the counts a whole read of the same bytes gives.
         self._unresolved: tuple[int, int] | None = None
-        self.stop_at = _NO_STOP  # records from here on are not read (see EventReader.stop_before)
+        self.stop_at = NO_STOP  # records from here on are not read (see EventReader.stop_before)
         self.stopped_at: int | None = None  # where the first record at or past ``stop_at`` starts, once seen
         self.summaries = SummaryDecoder()
 
@@ -82,8 +76,7 @@ class EventStream:
         next_loss = 0
         damaged = batch.lost_damaged  # records cut short: the count to report when Record.num cannot tell
         skip = self.skip
-        peek = bulk.peek
-        fold = _SummaryFold() if self.fold_summary else None
+        fold = SummaryFold() if self.fold_summary else None
         for offset, payload in batch.records:
             while next_loss < len(losses) and losses[next_loss].start < offset:
                 held = self._hold(held, losses[next_loss], damaged)
@@ -133,14 +126,14 @@ class EventStream:
                     else:
                         body_message = getattr(record, kind)
                         converter = self.converters.get(kind)
-                        event = converter(body_message) if converter is not None else _other(kind, body_message)
+                        event = converter(body_message) if converter is not None else other_event(kind, body_message)
                 except Exception as error:  # a value the converters did not foresee: lose the record, not the run
                     self._lose_undecodable(out, offset, len(payload), f"{kind} record not understood: {error}")
                     continue
             if fold is not None and kind == "summary":
                 if fold.take(offset, num, event):  # type: ignore[arg-type]  # a summary record's event
                     continue
-                fold.flush(out, self)  # a removal: what came before it goes first
+                self.folded += fold.flush(out)  # a removal: what came before it goes first
             out.append(Decoded(offset, kind, num, event))
         for region in losses[next_loss:]:
             if self.stopped_at is not None and region.start >= self.stopped_at:
@@ -148,7 +141,7 @@ class EventStream:
             held = self._hold(held, region, damaged)
             damaged = 0
         if fold is not None:
-            fold.flush(out, self)
+            self.folded += fold.flush(out)
         if held is not None:
             self._emit_loss(out, held, None)
         return out
@@ -159,7 +152,7 @@ class EventStream:
             self.stopped_at = offset
         if held is None:
             return None
-        peeked = bulk.peek(payload)
+        peeked = peek(payload)
         record = parse(payload) if peeked is None else None
         num = peeked[0] if peeked is not None else record.num if record is not None else 0
         if not num:

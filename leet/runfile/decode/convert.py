@@ -1,23 +1,20 @@
 """Single records of a W&B run file: a protobuf ``Record`` into one plain event of ``events.py``.
 
-Values arrive as JSON text (with the non-standard ``NaN``/``Infinity``
-literals). History and stats rows keep numbers only: ``float()`` is tried
-first because it is several times cheaper than ``json.loads`` and accepts
-those literals; strings, booleans, lists and media objects are left out, and
-nested objects are flattened into dotted keys. Summary and config values are
-decoded whole with ``json.loads``.
+History and stats rows keep numbers only: ``float()`` is tried first because
+it is several times cheaper than ``json.loads`` and accepts the ``NaN`` and
+``Infinity`` literals; strings, booleans, lists and media objects are left
+out, and nested objects are flattened into dotted keys. Summary and config
+values are decoded whole (``json_values``).
 """
 
 from __future__ import annotations
 
 import heapq
-import json
 import math
-import re
-from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from leet.runfile import wandb_records_pb2 as pb
+from leet.runfile.decode.json_values import DEEP_LENGTH, DEPTH_CAP, DeepJSON, RawJSON, json_value, scan_json, too_deep
 from leet.runfile.events import (
     ConfigUpdate,
     ConsoleOutput,
@@ -34,23 +31,12 @@ from leet.runfile.events import (
 )
 
 _parse_record = pb.Record.FromString
-_loads = json.loads
-# The C scanner behind json.loads, called directly: half the cost per value, same results.
-_scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set per instance, absent from the stubs
-_ROW_FIELDS = frozenset(("_step", "_timestamp", "_runtime"))
+# The names a history row keeps for its own step, time and runtime: never metrics.
+ROW_FIELDS = frozenset(("_step", "_timestamp", "_runtime"))
 _OPAQUE = frozenset(("artifact", "tbrecord", "noop_link_artifact", "use_artifact", "request"))
 _GOALS = {1: "minimize", 2: "maximize"}
 _SUMMARIES = ("min", "max", "mean", "best", "last", "none", "first")
 INTERNAL_CONFIG_KEY = "_wandb"
-
-# JSON nesting decoded at most: a writer can send a value a million levels deep,
-# and every reader of config and summary values (display, flatten, JSON output) walks it.
-DEPTH_CAP = 32
-CUT = "…"  # stands for the levels below the cap in a shallow copy
-# A text shorter than this holds too few brackets to nest deeper than the cap.
-_DEEP_LENGTH = 2 * (DEPTH_CAP + 1)
-# Strings (skipped whole, escapes included) and the brackets outside them.
-_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{\]}]', re.S)
 
 
 class Decoded(NamedTuple):
@@ -74,115 +60,6 @@ def item_name(item: Any) -> str:
     if nested:
         return nested[0] if len(nested) == 1 else ".".join(nested)
     return item.key
-
-
-def json_value(text: str) -> Any:
-    """A ``value_json`` decoded; NaN/Infinity become floats; text that is not JSON is kept as it is.
-
-    A value nested deeper than ``DEPTH_CAP`` stays text, as a ``DeepJSON``.
-    """
-    if len(text) >= _DEEP_LENGTH and too_deep(text):
-        return DeepJSON(text)
-    try:
-        value, end = _scan_json(text, 0)
-    except (StopIteration, ValueError):
-        return text if text else None
-    except RecursionError:
-        return DeepJSON(text)
-    if end != len(text):
-        try:
-            return _loads(text)  # trailing whitespace is fine, anything else is not JSON
-        except ValueError:
-            return text
-    return value
-
-
-def too_deep(text: str) -> bool:
-    """Whether the JSON in ``text`` nests more than ``DEPTH_CAP`` levels (brackets in strings do not count)."""
-    if text.count("[") + text.count("{") <= DEPTH_CAP:
-        return False
-    depth = 0
-    for token in _JSON_TOKENS.finditer(text):
-        bracket = token.group()
-        if bracket in "[{":
-            depth += 1
-            if depth > DEPTH_CAP:
-                return True
-        elif bracket in "]}":
-            depth -= 1
-    return False
-
-
-class DeepJSON(str):
-    """A JSON value nested deeper than ``DEPTH_CAP``, kept as its text.
-
-    Output that keeps values whole (``inspect --json``) writes the text as a
-    string; display shows :meth:`shallow`.
-    """
-
-    def shallow(self, keep: int = DEPTH_CAP) -> Any:
-        """The value decoded to ``keep`` levels (at most ``DEPTH_CAP``), each container below them replaced by ``CUT``."""
-        return _cut(self, min(keep, DEPTH_CAP))[0]
-
-    def depth(self) -> int:
-        """How many levels the value nests."""
-        return _cut(self, DEPTH_CAP)[1]
-
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
-        # Split-load frames carry values as RawJSON, which decodes back into a DeepJSON when shown.
-        return RawJSON, (str(self),)
-
-
-@lru_cache(maxsize=64)
-def _cut(text: str, keep: int) -> tuple[Any, int]:
-    # A long run redraws its overview often; cutting a value a million levels deep takes a while.
-    cut, depth = cut_text(text, keep)
-    return json_value(cut), depth
-
-
-def cut_text(text: str, keep: int = DEPTH_CAP) -> tuple[str, int]:
-    """``text`` with every container that starts below ``keep`` levels replaced by the string ``CUT``, and its depth."""
-    pieces: list[str] = []
-    depth = deepest = 0
-    resume = 0
-    for token in _JSON_TOKENS.finditer(text):
-        bracket = token.group()
-        if bracket in "[{":
-            depth += 1
-            if depth == keep + 1:
-                pieces.append(text[resume : token.start()])
-                pieces.append(f'"{CUT}"')
-            deepest = max(deepest, depth)
-        elif bracket in "]}":
-            if depth == keep + 1:
-                resume = token.end()
-            depth -= 1
-    if depth <= keep:
-        pieces.append(text[resume:])
-    return "".join(pieces), deepest
-
-
-def flatten(mapping: Mapping[str, Any], prefix: str = "", limit: int | None = None) -> dict[str, Any]:
-    """Nested dicts as one level of dotted keys: ``{"a": {"b": 1}}`` → ``{"a.b": 1}``.
-
-    Walks with its own stack: a mapping may nest deeper than Python recurses.
-    ``limit``: stop after that many leaves (a config can hold a million).
-    """
-    flat: dict[str, Any] = {}
-    stack = [(prefix, iter(mapping.items()))]
-    while stack:
-        outer, items = stack[-1]
-        for key, value in items:
-            name = f"{outer}{key}"
-            if isinstance(value, dict) and value:
-                stack.append((name + ".", iter(value.items())))
-                break
-            if limit is not None and len(flat) >= limit:
-                return flat
-            flat[name] = value
-        else:
-            stack.pop()
-    return flat
 
 
 def _numbers_in(value: Any, name: str, out: dict[str, float], depth: int = 0) -> None:
@@ -221,7 +98,8 @@ def _seconds(stamp: Any) -> float:
 # ---------------------------------------------------------------- records → events
 
 
-def _history(history: Any, items: Any = None) -> HistoryRow:
+def history_event(history: Any, items: Any = None) -> HistoryRow:
+    """A history record's row, read item by item (``items``: only these of its items)."""
     if items is None:
         items = history.item
         if len(items) > ROW_ITEMS:
@@ -252,9 +130,9 @@ def _history(history: Any, items: Any = None) -> HistoryRow:
                     kinds.append((name, decoded["_type"]))  # media logged as one object
                 _numbers_in(decoded, name, values)
             elif not text:
-                _numbers_in(_typed_value(item), name, reserved if name in _ROW_FIELDS else values)
+                _numbers_in(_typed_value(item), name, reserved if name in ROW_FIELDS else values)
             continue
-        if name in _ROW_FIELDS:
+        if name in ROW_FIELDS:
             reserved[name] = value
         else:
             values[name] = value
@@ -293,19 +171,19 @@ def first_names(names: Iterable[str], count: int = ROW_ITEMS) -> set[str]:
     wandb-core writes a row's items in no fixed order, so the first items would
     be different keys in each row; the first names are the same keys in every row.
     """
-    return set(heapq.nsmallest(count, (name for name in names if name not in _ROW_FIELDS)))
+    return set(heapq.nsmallest(count, (name for name in names if name not in ROW_FIELDS)))
 
 
 def _wide_history(history: Any, items: Any) -> HistoryRow:
     """A row read only as far as its first ``ROW_ITEMS`` names, without a list of every item."""
     chosen = first_names(map(item_name, items))
-    picked = [item for item in items if (name := item_name(item)) in chosen or name in _ROW_FIELDS]
-    row = _history(history, picked)
+    picked = [item for item in items if (name := item_name(item)) in chosen or name in ROW_FIELDS]
+    row = history_event(history, picked)
     values = WideRow(row.values, len(items) - len(picked))
     return HistoryRow(step=row.step, values=values, timestamp=row.timestamp, runtime=row.runtime, media=row.media)
 
 
-def _history_step(history: Any) -> HistoryRow:
+def history_step_event(history: Any) -> HistoryRow:
     """A history row with its step only, for readers that need progress, not curves."""
     if history.HasField("step"):
         return HistoryRow(step=history.step.num, values={})
@@ -347,9 +225,10 @@ def _todays_key(key: str) -> str:
     return LEGACY_STATS.get(base, base) + cut + label
 
 
-def _updates(items: Iterable[Any]) -> dict[str, Any]:
+def item_values(items: Iterable[Any]) -> dict[str, Any]:
+    """Summary or config items as ``{name: decoded JSON value}``; later items win."""
     update: dict[str, Any] = {}
-    scan = _scan_json
+    scan = scan_json
     for item in items:
         # item_name() and json_value() inlined: this loop is most of the cost of a long run's summaries.
         nested = item.nested_key
@@ -358,7 +237,7 @@ def _updates(items: Iterable[Any]) -> dict[str, Any]:
         else:
             name = item.key
         text = item.value_json
-        if len(text) >= _DEEP_LENGTH and too_deep(text):
+        if len(text) >= DEEP_LENGTH and too_deep(text):
             update[name] = DeepJSON(text)
             continue
         try:
@@ -371,13 +250,7 @@ def _updates(items: Iterable[Any]) -> dict[str, Any]:
     return update
 
 
-class RawJSON(str):
-    """A value still in its JSON text; ``json_value(raw)`` decodes it when someone looks."""
-
-    __slots__ = ()
-
-
-def _summary_raw(summary: Any) -> SummaryUpdate:
+def raw_summary_event(summary: Any) -> SummaryUpdate:
     """A summary update whose values stay JSON text: a long run writes two of these per step,
     and only the last value of each key is ever shown."""
     update = {}
@@ -389,18 +262,18 @@ def _summary_raw(summary: Any) -> SummaryUpdate:
 
 
 def _summary(summary: Any) -> SummaryUpdate:
-    return SummaryUpdate(update=_updates(summary.update), remove=tuple(item_name(item) for item in summary.remove))
+    return SummaryUpdate(update=item_values(summary.update), remove=tuple(item_name(item) for item in summary.remove))
 
 
 def _config(config: Any) -> ConfigUpdate:
-    update = _updates(config.update)
+    update = item_values(config.update)
     update.pop(INTERNAL_CONFIG_KEY, None)
     removed = tuple(name for name in (item_name(item) for item in config.remove) if name != INTERNAL_CONFIG_KEY)
     return ConfigUpdate(update=update, remove=removed)
 
 
 def _run(run: Any) -> RunInfo:
-    config = _updates(run.config.update)
+    config = item_values(run.config.update)
     config.pop(INTERNAL_CONFIG_KEY, None)
     return RunInfo(
         run_id=run.run_id,
@@ -454,8 +327,9 @@ def _alert(alert: Any) -> RunAlert:
     return RunAlert(title=alert.title, text=alert.text, level=alert.level or "INFO", wait_s=wait)
 
 
-_CONVERTERS: dict[str, Callable[[Any], Event]] = {
-    "history": _history,
+# Record kind → its converter: the record's body message in, its event out.
+CONVERTERS: dict[str, Callable[[Any], Event]] = {
+    "history": history_event,
     "stats": _stats,
     "summary": _summary,
     "config": _config,
@@ -469,7 +343,8 @@ _CONVERTERS: dict[str, Callable[[Any], Event]] = {
 }
 
 
-def _other(kind: str, body: Any) -> OtherRecord:
+def other_event(kind: str, body: Any) -> OtherRecord:
+    """A record of a kind without a converter, its fields kept for inspection (opaque kinds only sized)."""
     if kind in _OPAQUE or isinstance(body, bytes):
         return OtherRecord(kind, {"size": len(body)} if isinstance(body, bytes) else {})
     return OtherRecord(kind, message_fields(body))
@@ -530,8 +405,8 @@ def to_event(record: Any) -> tuple[str, Event]:
     if kind is None:
         return "unknown", OtherRecord("unknown")
     body = getattr(record, kind)
-    converter = _CONVERTERS.get(kind)
-    return kind, converter(body) if converter is not None else _other(kind, body)
+    converter = CONVERTERS.get(kind)
+    return kind, converter(body) if converter is not None else other_event(kind, body)
 
 
 def decode(payload: bytes) -> Event | None:

@@ -35,7 +35,7 @@ from typing import Any
 from google.protobuf import descriptor_pool, message_factory
 
 from leet.runfile import wandb_records_pb2 as pb
-from leet.runfile.convert import _ROW_FIELDS, ROW_ITEMS, WideRow, first_names
+from leet.runfile.decode.convert import ROW_FIELDS, ROW_ITEMS, WideRow, first_names
 from leet.runfile.events import HistoryRow
 
 # ---------------------------------------------------------------- peeking at the raw bytes
@@ -158,7 +158,7 @@ def _view_schema() -> bytes:
             typed = _wire(5, _MESSAGE) + _wire(6, f".leetbulk.{kind}") if isinstance(kind, str) else _wire(5, kind)
             body += _wire(2, _wire(1, field_name) + _wire(3, number) + _wire(4, label) + typed)  # FieldDescriptorProto
         messages += _wire(4, body)  # FileDescriptorProto.message_type
-    return _wire(1, "leet/runfile/bulk_view.proto") + _wire(2, "leetbulk") + messages + _wire(12, "proto3")
+    return _wire(1, "leet/runfile/decode/bulk_view.proto") + _wire(2, "leetbulk") + messages + _wire(12, "proto3")
 
 
 def _build_view() -> Any:
@@ -228,7 +228,7 @@ def _wide_row(history: Any, names: Any, texts: Any) -> HistoryRow | None:
     without copying it whole, so a million-item row makes no million-item list.
     """
     chosen = first_names(names)
-    picked = [index for index, name in enumerate(names) if name in chosen or name in _ROW_FIELDS]
+    picked = [index for index, name in enumerate(names) if name in chosen or name in ROW_FIELDS]
     row = history_row_of(history, [names[i] for i in picked], [texts[i] for i in picked])
     if row is None:
         return None
@@ -279,4 +279,4 @@ def summary_texts(payload: bytes) -> tuple[list[str], list[str]] | None:
     return (names, texts) if len(names) == len(texts) else None
 
 
-__all__ = ["RecordView", "history_row", "history_step", "peek", "summary_texts"]
+__all__ = ["RecordView", "history_row", "history_row_of", "history_step", "kind_tags", "peek", "summary_texts"]
