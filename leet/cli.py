@@ -16,8 +16,8 @@ from leet import __version__
 
 if TYPE_CHECKING:  # the modules themselves load late: --help must stay light
     from leet.config import Config
+    from leet.discovery.layout import RunLayout
     from leet.model.node_filter import LabelFilter
-    from leet.sources.layout import RunLayout
     from leet.sources.run import RunSource
     from leet.sources.shared import SharedRunSource
     from leet.sources.workspace import WorkspaceSource
@@ -286,10 +286,10 @@ def _run_parser() -> argparse.ArgumentParser:
 def run_file(path: str, args: Sequence[str]) -> int:
     """``leet PATH``: a run (a ``.wandb`` file or a run directory) or a folder of runs."""
     from leet.config import ConfigError, load, resolve_ascii
+    from leet.discovery.layout import resolve
     from leet.model.node_filter import LabelFilter
     from leet.model.store import Store
     from leet.runfile.reader import RunFileError
-    from leet.sources.layout import resolve
     from leet.sources.workspace import WorkspaceSource
 
     options = _run_parser().parse_args([path, *args])
@@ -417,8 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         args = parser.parse_args(argv)
     if args.command is None:
+        from leet.runfile.folders import is_workspace
         from leet.runfile.locate import check_listable
-        from leet.sources.workspace import is_workspace
 
         try:
             check_listable("wandb")

@@ -14,20 +14,21 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from leet.alerts import alert_tail
 from leet.alerts import tail as tail_module
 from leet.alerts.detect import RunDetector
 from leet.alerts.events import ALERT, ERROR, FINISHED, INFO, WARNING, Alert
 from leet.alerts.settings import AlertSettings
 from leet.common.clock import clock_text
 from leet.config import Config
+from leet.discovery.probe import RunEntry
 from leet.model.run import ALERTS_KEPT, RunModel, RunSnapshot, RunState
 from leet.model.store import Store
+from leet.runfile.decode import EventReader
 from leet.runfile.events import HistoryRow, RunAlert, RunExit, RunInfo, StatsRow
-from leet.runfile.records import EventReader
-from leet.sources import alert_tail
 from leet.sources.run import RunSource
 from leet.sources.shared import merge_alerts
-from leet.sources.workspace import RunEntry, WorkspaceSource
+from leet.sources.workspace import WorkspaceSource
 from leet.ui.app import LeetApp
 from leet.ui.screens.alerts import TOASTS_AT_ONCE, AlertsScreen, announce, session_log
 from leet.ui.screens.run import RunScreen

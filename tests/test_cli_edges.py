@@ -21,9 +21,10 @@ import pytest
 from test_workspace import copy_run
 
 from leet.config import Config
+from leet.discovery.layout import resolve
 from leet.model.store import Store
+from leet.runfile.folders import awaits_runs
 from leet.runfile.locate import RunNotFound, check_listable, find_run_file
-from leet.sources.layout import awaits_runs, resolve
 from leet.sources.workspace import WorkspaceSource
 from leet.testing.demo import make_demo, make_run_demo
 from leet.testing.workspace_demo import make_workspace_demo

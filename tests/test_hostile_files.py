@@ -24,10 +24,11 @@ from test_workspace_screen import run_rows, until
 from leet import cli
 from leet.common.text import clean, escaped
 from leet.config import Config
+from leet.discovery.probe import probe
 from leet.model.store import Store
 from leet.runfile.files import NotRegularFile, open_regular, read_regular
 from leet.runfile.reader import BLOCK_SIZE
-from leet.sources.workspace import WorkspaceSource, probe
+from leet.sources.workspace import WorkspaceSource
 from leet.ui.app import LeetApp
 from leet.ui.screens.workspace import UNREADABLE, WorkspaceScreen, list_rows
 from widgets.runlist import RunList, RunNote, RunRow

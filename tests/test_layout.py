@@ -8,9 +8,9 @@ import pytest
 from loading import settled
 from wandb_runs import ResumedRun, SharedRun, make_resumed_run, make_shared_run
 
+from leet.discovery.layout import resolve
 from leet.model.run import RunState
 from leet.model.store import SeriesKey, Store
-from leet.sources.layout import resolve
 from leet.sources.run import RunSource
 from leet.sources.shared import SharedRunSource, open_run
 from leet.sources.workspace import WorkspaceSource

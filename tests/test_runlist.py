@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from leet.discovery.probe import RunEntry
 from leet.model.run import RunState
-from leet.sources.workspace import RunEntry
 from leet.testing.workspace_demo import DEMO_RUNS, DemoRunSpec, make_workspace_demo
 from leet.ui.screens.workspace import (
     NO_GROUP,

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from loading import settled
 
+from leet.discovery.layout import resolve
 from leet.model.catalog import group
 from leet.model.run import RunState
 from leet.model.store import Store
-from leet.sources.layout import resolve
 from leet.sources.shared import open_run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "vintage"
@@ -37,7 +37,7 @@ def test_old_system_keys_land_on_todays_charts(case):
     assert snapshot.state is RunState.FINISHED and snapshot.last_step == 5
     assert {"loss", "acc", "val.loss"} <= set(snapshot.history_keys)
     keys = [series.key for series in store.series(source.system_key)]
-    titles = {spec.title for spec in group(keys)}
+    titles = {spec.title for spec in group(store.series(source.system_key))}
     assert "System Memory" in titles and "Disk Usage" in titles, f"{case['release']}: {sorted(keys)}"
     assert "memory" not in keys and "disk" not in keys, "legacy names are mapped to today's"
     if case["release"] in ("0.10.33", "0.12.21"):

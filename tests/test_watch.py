@@ -25,7 +25,7 @@ from leet.alerts.rules import parse_rule
 from leet.alerts.settings import AlertSettings
 from leet.alerts.thresholds import ThresholdWatch
 from leet.commands.watch import Watch
-from leet.runfile.records import EventReader
+from leet.runfile.decode import EventReader
 
 
 def copy_run(run_dir: Path, folder: Path) -> Path:

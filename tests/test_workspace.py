@@ -29,15 +29,11 @@ from wandb_runs import (
     make_shared_run,
 )
 
+from leet.discovery.probe import probe
 from leet.model.run import CRASH_AFTER, RunState
 from leet.model.store import SeriesKey, Store
-from leet.sources.workspace import (
-    WorkspaceSource,
-    is_workspace,
-    probe,
-    run_files,
-    workspace_root,
-)
+from leet.runfile.folders import is_workspace, run_files, workspace_root
+from leet.sources.workspace import WorkspaceSource
 
 WAIT = 20.0  # seconds a run may take to load on a loaded machine
 

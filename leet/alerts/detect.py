@@ -21,8 +21,8 @@ from typing import Iterable, Mapping
 from leet.alerts.events import ALERT, CRASHED, FAILED, FINISHED, Alert, default_level, level_of
 from leet.alerts.thresholds import Scope, ThresholdWatch
 from leet.model.keys import label_of_keys
+from leet.runfile.decode import Decoded
 from leet.runfile.events import HistoryRow, RunAlert, RunExit, RunInfo, StatsRow
-from leet.runfile.records import Decoded
 
 
 @dataclass

@@ -33,9 +33,9 @@ from leet.alerts.events import NODE_LOST, Alert, default_level
 from leet.alerts.ledger import Ledger
 from leet.alerts.tail import RunTail, all_but, settling_start
 from leet.alerts.thresholds import ThresholdWatch
+from leet.discovery.layout import resolve
+from leet.discovery.probe import probe
 from leet.runfile.reader import RunFileError
-from leet.sources.layout import resolve
-from leet.sources.workspace import probe
 
 HOT_S, QUIET_S, ENDED_S = 0.0, 1.0, 5.0  # seconds between looks: being written, quiet a minute, ended
 QUIET_AFTER = 60.0

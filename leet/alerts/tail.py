@@ -19,8 +19,8 @@ from typing import Iterable
 from leet.alerts.detect import RunDetector
 from leet.alerts.events import Alert
 from leet.runfile import wandb_records_pb2 as pb
+from leet.runfile.decode import EventReader
 from leet.runfile.reader import BLOCK_SIZE, RunFileError
-from leet.runfile.records import EventReader
 
 MAX_RECORDS = 20_000  # a poll reads at most this many records: one huge file never holds up the others for long
 SETTLE_BYTES = 2 * BLOCK_SIZE  # what a settling read takes of a file: its state and exit are at its end

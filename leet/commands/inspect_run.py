@@ -28,10 +28,13 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
+from leet.commands.plot import add_arguments as add_plot_arguments
+from leet.commands.plot import plot_run
 from leet.common.text import escaped
 from leet.model.run import RunModel
 from leet.model.state import CRASH_AFTER, Verdict, duration, judge, parse_duration
 from leet.model.values import collapse_media, describe_value, is_finite
+from leet.runfile.decode import Decoded, EventReader, flatten
 from leet.runfile.events import (
     ConfigUpdate,
     ConsoleOutput,
@@ -48,7 +51,6 @@ from leet.runfile.events import (
 )
 from leet.runfile.locate import find_run_file
 from leet.runfile.reader import FileChanged, RunFileError
-from leet.runfile.records import Decoded, EventReader, flatten
 
 DEFAULT_IDLE_TIMEOUT = 600.0
 POLL_INTERVAL = 0.25
@@ -88,9 +90,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="a run with no exit record and no write for this long is presumed crashed (default: the crash_after setting, 10m)",
     )
-    # Imported here, not at the top: plot imports this module.
-    from leet.commands.plot import add_arguments as add_plot_arguments
-
     add_plot_arguments(parser)
 
 
@@ -103,8 +102,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         path = find_run_file(Path(args.path))
         if args.plot is not None:
-            from leet.commands.plot import plot_run
-
             return plot_run(path, args)
         if args.summary:
             return _print_summary(path, args)

@@ -33,12 +33,13 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TextIO
 
-from leet.commands.inspect_run import safe_text
+from leet.common.text import escaped
 from leet.common.ticks import step_range, step_ticks
+from leet.discovery.layout import resolve
 from leet.model.catalog import describe
 from leet.model.keys import LABEL_SEPARATOR, natural_key, split_label
+from leet.runfile.decode import EventReader
 from leet.runfile.events import HistoryRow, RunInfo, StatsRow
-from leet.runfile.records import EventReader
 
 MAX_POINTS = 4000  # per series: plenty for any terminal width, and plotext stays quick
 DEFAULT_SIZE = (100, 25)  # columns, rows: when there is no terminal to measure
@@ -216,7 +217,7 @@ class Panel:
 def panels(curves: RunCurves) -> list[Panel]:
     """The plots to draw: history against the step, then system metrics against seconds."""
     found: list[Panel] = []
-    name = safe_text(curves.run_name) if curves.run_name else "run"
+    name = escaped(curves.run_name) if curves.run_name else "run"
     history = _ordered(curves.history.values())
     if history:
         x_range, ticks = step_axis(curves.last_step)
@@ -226,7 +227,7 @@ def panels(curves: RunCurves) -> list[Panel]:
         origin = curves.first_time or 0.0
         system = [Series(one.name, one.rank, [x - origin for x in one.xs], one.ys) for one in system]
         last = max(max(one.xs) for one in system)
-        found.append(Panel(f"{name} · {safe_text(_system_title(curves.system))}", "seconds", system, (0.0, max(last, 1.0))))
+        found.append(Panel(f"{name} · {escaped(_system_title(curves.system))}", "seconds", system, (0.0, max(last, 1.0))))
     return found
 
 
@@ -283,7 +284,7 @@ def _draw(plt, panel: Panel, colour: bool) -> None:
     for index, series in enumerate(panel.series):
         xs, ys = envelope(series.xs, series.ys)
         marker = PLAIN_MARKERS[index % len(PLAIN_MARKERS)] if distinct else None
-        plt.plot(xs, ys, label=safe_text(series.name), marker=marker)
+        plt.plot(xs, ys, label=escaped(series.name), marker=marker)
     plt.title(panel.title)
     plt.xlabel(panel.x_label)
     plt.xlim(*panel.x_range)
@@ -331,17 +332,15 @@ def plot_run(path: Path, args: argparse.Namespace, out: TextIO | None = None) ->
     if not requested:
         print("leet inspect: --plot needs a metric name, e.g. --plot loss", file=sys.stderr)
         return 2
-    from leet.sources.shared import writer_files  # late: the run sources are more than --help needs
-
     selector = KeySelector(requested)
-    curves = read_curves(writer_files(path), selector)
+    curves = read_curves(list(resolve(path).files), selector)  # a shared run: every writer's file
     missing = selector.unmatched()
     if missing:
         print(no_match_message(missing[0], known_keys(curves)), file=sys.stderr)
         return 2
     plots = panels(curves)
     if not plots:
-        print(f"leet inspect: nothing to plot: no finite values for {', '.join(map(safe_text, requested))}", file=sys.stderr)
+        print(f"leet inspect: nothing to plot: no finite values for {', '.join(map(escaped, requested))}", file=sys.stderr)
         return 1
     width, height = figure_size(args.width, args.height)
     out.write(render(plots, width, height, wants_colour(out)) + "\n")
@@ -352,7 +351,7 @@ def plot_run(path: Path, args: argparse.Namespace, out: TextIO | None = None) ->
 def no_match_message(pattern: str, known: list[str]) -> str:
     """E.g. ``leet inspect: no metric matches 'los'; known: acc, eval.loss, loss, lr``."""
     if not known:
-        return f"leet inspect: no metric matches '{safe_text(pattern)}'; the run has no metrics"
-    shown = ", ".join(map(safe_text, known[:KNOWN_SHOWN]))
+        return f"leet inspect: no metric matches '{escaped(pattern)}'; the run has no metrics"
+    shown = ", ".join(map(escaped, known[:KNOWN_SHOWN]))
     more = f", … ({len(known)} in all)" if len(known) > KNOWN_SHOWN else ""
-    return f"leet inspect: no metric matches '{safe_text(pattern)}'; known: {shown}{more}"
+    return f"leet inspect: no metric matches '{escaped(pattern)}'; known: {shown}{more}"

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Callable, Mapping, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from pathlib import PurePath
 
+    from leet.alerts.alert_tail import RunAlerts
+    from leet.discovery.probe import RunEntry
     from leet.model.run import RunSnapshot
     from leet.model.store import Store
-    from leet.sources.alert_tail import RunAlerts
-    from leet.sources.workspace import RunEntry
 
 _log = logging.getLogger("leet.sources")
 
@@ -144,7 +144,7 @@ class Listeners:
         raise NotImplementedError
 
 
-class Worker(Listeners):
+class ThreadedSource(Listeners):
     """A source that reads on one daemon thread of its own: ``_loop`` runs there until ``stop()``.
 
     ``start()`` is idempotent. An exception out of ``_loop`` ends the thread

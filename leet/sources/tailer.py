@@ -11,13 +11,13 @@ from __future__ import annotations
 import threading
 import time
 
-from leet.sources.base import Worker
+from leet.sources.base import ThreadedSource
 
 LOADING_REDRAW = 0.25  # seconds between change notices while the file is first read
 UI_WAIT = 3.0  # the longest a loader holds back for the first frame
 
 
-class Tailer(Worker):
+class Tailer(ThreadedSource):
     poll_interval: float = 0.1
     thread_name = "leet-tail"
 

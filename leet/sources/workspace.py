@@ -1,11 +1,10 @@
-"""A directory of W&B runs: finding them, telling their state, loading the chosen ones.
+"""A directory of W&B runs, watched: ``WorkspaceSource``.
 
-``scan`` lists run directories (``offline-run-…-ID``, ``run-…-ID``, and the
-``…-ID-1`` that a second writer of the same run gets: each directory is
-opened by the ``run-*.wandb`` file inside it, never by a name derived from
-the directory). ``probe`` reads only the head and the tail of a run file, so
-a workspace of hundreds of runs lists quickly. ``WorkspaceSource`` rescans on
-a worker thread and runs a ``RunSource`` for every run the user selects.
+The folder is rescanned on a thread of its own (``runfile.folders.scan_runs``);
+each run directory is listed from a ``discovery.probe`` of its run file (head
+and tail only, so a workspace of hundreds of runs lists quickly) and the
+writers of a shared run merge into one row. Every run the user selects gets
+a ``RunSource`` (or a ``SharedRunSource``) loading into one store.
 """
 
 from __future__ import annotations
@@ -13,162 +12,28 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from leet.model.keys import label_of_keys, natural_key, system_key
+from leet.alerts.alert_tail import AlertTail, RunAlerts, merged
+from leet.discovery.probe import RunEntry, probe, unreadable
+from leet.model.keys import natural_key, system_key
 from leet.model.run import CRASH_AFTER, RunState
-from leet.model.state import judge
 from leet.model.store import Store
-from leet.runfile.events import RunExit, StatsRow
+from leet.runfile.folders import RunDir, scan_runs, workspace_root
 from leet.runfile.locate import RunNotFound
-from leet.runfile.reader import BLOCK_SIZE, ORPHAN_CHUNK, Chunked, RunFileError, read_records
-from leet.runfile.records import decode
-from leet.sources.alert_tail import AlertTail, RunAlerts, merged
-from leet.sources.base import Worker
-from leet.sources.layout import RunDir, head_of, is_workspace, run_files, scan_runs, workspace_root  # noqa: F401 - re-exported
+from leet.sources.base import ThreadedSource
 from leet.sources.run import RunSource
 from leet.sources.shared import SharedRunSource
 
 RESCAN_SECONDS = 2.0
-HEAD_BYTES = 64 * 1024  # the run record is the second record of the file
-TAIL_BYTES = 2 * BLOCK_SIZE  # the exit record, if any, is the last one
-
-
-@dataclass(frozen=True)
-class RunEntry:
-    """One run directory as the runs list shows it."""
-
-    key: str  # the directory name: unique in the workspace, stable while it is open
-    directory: Path
-    file: Path
-    run_id: str = ""
-    name: str = ""
-    project: str = ""
-    group: str = ""
-    job_type: str = ""
-    start_time: float | None = None
-    state: RunState = RunState.LOADING
-    exit_code: int | None = None
-    size: int = 0
-    mtime: float = 0.0
-    error: str = ""
-    # A shared-mode run: every writer's file (the primary's first) and their node labels.
-    files: tuple[Path, ...] = ()
-    labels: tuple[str, ...] = ()
-    primary: bool = False  # this file holds an environment record: only a shared run's primary writes one
-    resumed: bool = False
-    shared: bool = False  # a shared-mode writer (see layout.py): merged with the other writers of its run
-    segment: tuple[int, int] | None = None  # (n, of) when its id was written in several goes
-    reason: str = ""  # why the state is what it is
-    damage: str = ""  # damaged data seen in the parts read to list it (the run still opens)
-
-    @property
-    def title(self) -> str:
-        return self.name or self.run_id or self.key
-
-    @property
-    def writers(self) -> int:
-        return max(1, len(self.files))
-
-    @property
-    def live(self) -> bool:
-        return self.state is RunState.RUNNING
-
-
-def problem(error: BaseException, file: Path) -> str:
-    """What went wrong with ``file``, naming it as its run directory's row does: by its own name."""
-    if isinstance(error, OSError) and error.strerror:
-        return f"{file.name}: {error.strerror}"
-    return str(error).replace(str(file), file.name) or type(error).__name__
-
-
-def failed(entry: RunEntry, why: str) -> RunEntry:
-    return replace(entry, state=RunState.UNKNOWN, error=why, reason=why)
-
-
-def unreadable(run_dir: RunDir) -> RunEntry:
-    """The row of a directory that could not be looked into."""
-    return failed(RunEntry(key=run_dir.name, directory=run_dir.path, file=run_dir.path), run_dir.error)
-
-
-def damage_seen(head: Chunked, tail: Chunked | None) -> str:
-    """Damage in the head or tail read, in words; a tail read that starts inside a record is not damage."""
-    regions = [(region, "start") for region in head.lost_regions]
-    if tail is not None:
-        regions += [(region, "end") for region in tail.lost_regions if region.reason != ORPHAN_CHUNK]
-    if not regions:
-        return ""
-    where = " and ".join(dict.fromkeys(place for _, place in regions))
-    reasons = "; ".join(dict.fromkeys(region.reason for region, _ in regions))
-    return f"damaged data near the {where}: {sum(region.size for region, _ in regions):,} bytes skipped ({reasons})"
-
-
-def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) -> RunEntry:
-    """What the head and tail of a run file say: identity, start, and whether it ended.
-
-    A file that cannot be read (not a regular file, no permission, not a run
-    file) gives an entry whose ``error`` says why; nothing here raises for it.
-    """
-    entry = RunEntry(key=key, directory=file.parent, file=file)
-    try:
-        stat = file.stat()
-        entry = replace(entry, size=stat.st_size, mtime=stat.st_mtime)
-        head = read_records(file, 0, HEAD_BYTES)  # opens only a regular file, never blocking
-        tail_start = max(0, stat.st_size - TAIL_BYTES) // BLOCK_SIZE * BLOCK_SIZE
-        tail = read_records(file, tail_start) if stat.st_size > HEAD_BYTES else head
-    except (OSError, RunFileError) as error:
-        return failed(entry, problem(error, file))
-    facts = head_of(file, head.records)
-    damage = damage_seen(head, tail if tail is not head else None)
-    info = facts.info
-    ended = _last(tail.records, RunExit)
-    label = facts.label or _label(tail.records[-64:])
-    verdict = judge(
-        exit_code=ended.exit_code if ended is not None else None,
-        last_write_age=now - stat.st_mtime,
-        crash_after=crash_after,
-        size=stat.st_size,
-        has_run_record=info is not None or bool(head.records),
-    )
-    return replace(
-        entry,
-        run_id=info.run_id if info else "",
-        name=info.display_name if info else "",
-        project=info.project if info else "",
-        group=info.group if info else "",
-        job_type=info.job_type if info else "",
-        start_time=info.start_time if info else None,
-        state=verdict.state,
-        reason=verdict.reason,
-        damage=damage,
-        exit_code=verdict.exit_code,
-        size=stat.st_size,
-        mtime=stat.st_mtime,
-        files=(file,),
-        labels=(label,) if label else (),
-        primary=facts.primary,
-        resumed=bool(info and info.resumed),
-        shared=facts.shared or label is not None,
-    )
-
-
-def _label(records: Iterable[tuple[int, bytes]]) -> str | None:
-    """The node label of the first labelled system-metrics record."""
-    for _offset, payload in records:
-        event = decode(payload)
-        if isinstance(event, StatsRow):
-            found = label_of_keys(event.values)
-            if found:
-                return found
-    return None
 
 
 def group_writers(entries: Iterable[RunEntry]) -> list[RunEntry]:
     """One entry per run: the directories of a shared run's writers (same run file name) merge.
 
-    As in ``layout.py``, only writers that say they are shared-mode writers
+    As in ``discovery.layout``, only writers that say they are shared-mode writers
     merge. The merged entry is keyed by the first directory name (they carry
     start times, so it stays put while writers join) and takes the primary's
     identity and state. Other directories of one id are segments of it
@@ -211,15 +76,7 @@ def _merge_writers(members: list[RunEntry]) -> RunEntry:
     )
 
 
-def _last(records: list[tuple[int, bytes]], kind: type):
-    for _offset, payload in reversed(records[-8:]):
-        event = decode(payload)
-        if isinstance(event, kind):
-            return event
-    return None
-
-
-class WorkspaceSource(Worker):
+class WorkspaceSource(ThreadedSource):
     """The runs of a folder, rescanned on a worker thread; selected runs load into one store."""
 
     def __init__(
