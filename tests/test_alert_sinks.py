@@ -184,6 +184,9 @@ def test_the_body_is_plain_text_with_unprintable_characters_written_out():
     title, body = message_parts(Alert("alert", "loss\x1b[2J\nexploded", "line one\n\u202eevil\tcol", run_id="r9", source="r9"))
     assert title == "loss\\x1b[2J exploded"
     assert body == "line one\n\\u202eevil\tcol\nrun r9"
+    title, body = message_parts(Alert("alert", "a\u2028b", "one\u2028two\r\nthree", run_id="r9", source="r9", label="rank\u20290"))
+    assert title == "a b", "a line separator in the title is a space, as any other"
+    assert body == "one\ntwo\nthree\nrun r9 · rank\\u20290", "line breaks of any kind are lines; in the one-line context, written out"
 
 
 # -- commands -----------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from rich.style import Style
 from textual.color import Color
 
 from leet.cli import build_parser
-from leet.config import Config, load, locale_is_utf8, resolve_ascii, terminal_has_color
+from leet.config import Config, load, resolve_ascii
+from leet.config.terminal import locale_is_utf8, terminal_has_color
 from leet.ui.app import LeetApp
 from leet.ui.terminal import AsciiFilter, PlainFilter, terminal_filters
 from widgets.asciicanvas import AsciiCanvas, glyph

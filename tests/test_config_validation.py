@@ -20,8 +20,8 @@ import pytest
 from test_hub import Collected, Counter
 
 from collectors.hub import MAX_INTERVAL, Hub
-from leet import config as config_module
 from leet.config import THEMES, Config, ConfigError, load
+from leet.config import files as config_files
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = 30.0  # seconds: only bounds a hang
@@ -163,7 +163,7 @@ def test_a_config_file_that_is_a_directory_or_unreadable_is_named(tmp_path, monk
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(config_module, "read_regular", refuse)
+    monkeypatch.setattr(config_files, "read_regular", refuse)
     assert error_of(environ={}, path=path) == f"config file {path}: cannot read: Permission denied"
 
 

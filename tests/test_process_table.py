@@ -19,7 +19,7 @@ from collectors.process import CLOCK_TICKS
 from collectors.processes import ProcessRow, ProcessTableCollector
 from leet.testing.demo import make_demo
 from leet.ui.screens.process_dialogs import SortPicker
-from widgets.processes import (
+from widgets.process_rows import (
     COMMAND_MIN,
     USER_ROOM,
     arrange,
@@ -259,6 +259,12 @@ def test_a_parent_loop_still_lists_every_process_once():
     a, b = row(10, "a", ppid=11), row(11, "b", ppid=10)
     lines = arrange_tree([a, b, INIT], "pid")
     assert sorted(line.row.pid for line in lines) == [1, 10, 11]
+
+
+def test_the_rows_are_built_without_textual():
+    code = "import sys, widgets.process_rows; print(any(name.split('.')[0] == 'textual' for name in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "False", result.stderr
 
 
 # -- on the monitor ------------------------------------------------------------------

@@ -16,7 +16,8 @@ from leet.common.matching import compile_filter
 from leet.common.text import clean
 from leet.common.units import format_value
 from widgets.chartframe import Row, fit
-from widgets.processes import ProcessTable, short_command
+from widgets.process_rows import short_command
+from widgets.processes import ProcessTable
 
 GPU_SORTS = ("memory", "sm", "gpu")
 UNKNOWN = "N/A"

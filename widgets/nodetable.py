@@ -21,7 +21,8 @@ from leet.common.matching import compile_filter
 from leet.common.text import clean
 from widgets.chartframe import Row, fit
 from widgets.lines import LIST_BINDINGS
-from widgets.processes import ASCENDING, DESCENDING, ProcessTable
+from widgets.process_rows import ASCENDING, DESCENDING
+from widgets.processes import ProcessTable
 
 UNKNOWN = "-"
 NAME_MIN, NAME_MAX = 4, 16

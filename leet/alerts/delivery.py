@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from leet.alerts.events import Alert
-from leet.alerts.sinks import Sink, SinkError, one_line
+from leet.alerts.sinks import Sink, SinkError
+from leet.common.text import escaped
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +272,7 @@ class Delivery:
         try:
             self._on_result(alert, name, ok, error)
         except Exception as exc:  # the caller's bookkeeping must not stop the worker
-            log.warning("on_result for %s failed: %s: %s", name, type(exc).__name__, one_line(str(exc)))
+            log.warning("on_result for %s failed: %s: %s", name, type(exc).__name__, escaped(str(exc)))
 
 
 def _ready_in(sink: Sink) -> float:
@@ -289,6 +290,6 @@ def _send(sink: Sink, alert: Alert, timeout: float, outcome: list[tuple[bool, st
     except SinkError as exc:
         outcome.append((False, str(exc) or "failed"))
     except Exception as exc:  # a sink's bug: reported like a failure, the worker goes on
-        outcome.append((False, one_line(f"{type(exc).__name__}: {exc}")))
+        outcome.append((False, escaped(f"{type(exc).__name__}: {exc}")))
     else:
         outcome.append((True, ""))

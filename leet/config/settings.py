@@ -1,0 +1,44 @@
+"""The settings leet runs with, as one frozen ``Config``, and ``ConfigError``, the one way a setting is refused."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from leet.common.text import escaped
+
+if TYPE_CHECKING:  # collectors.openmetrics loads only where a setting names an endpoint or a filter
+    from collectors.openmetrics import MetricFilter
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used, with where it came from."""
+
+    def __init__(self, message: str) -> None:
+        # Paths and values come from people and files: make them inert wherever this is printed.
+        super().__init__(escaped(message))
+
+
+@dataclass(frozen=True)
+class Config:
+    interval: float = 2.0
+    theme: str = "textual-dark"
+    grid_rows: int = 3
+    grid_cols: int = 3
+    history_minutes: float = 10.0
+    disk_paths: tuple[str, ...] = ("/",)
+    mouse: bool = True
+    pid: int | None = None
+    track_tree: bool = False
+    label: str | None = None
+    gpu_ids: tuple[int, ...] | None = None  # None: every GPU
+    sidebar: bool = True
+    crash_after: float = 600.0  # seconds; see leet.model.state
+    ascii: bool | None = None  # None: as the locale says (resolve_ascii)
+    color: bool = True
+    open_metrics_endpoints: tuple[tuple[str, str], ...] = ()  # (name, URL), in the order given
+    open_metrics_filters: MetricFilter | None = None  # None: capture everything
+    open_metrics_http_headers: tuple[tuple[str, str], ...] = ()
+    dcgm_exporter: str | None = None
+    alerts: Any = None  # leet.alerts.settings.AlertSettings from the [alerts] table; None: none given
+    source: str = field(default="defaults", compare=False)
