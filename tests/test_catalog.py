@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from stored_series import stored
 
 from leet.model.catalog import FAMILIES, describe, group
 from leet.model.keys import join_label, natural_key, split_label
@@ -170,8 +171,8 @@ def test_escaped_disk_paths_read_as_paths_in_titles_and_legends():
     infos = [describe(key) for key in keys]
     assert [info.series for info in infos] == ["/System/Volumes/Data", "/System/Volumes/Data"]
     assert infos[0].legend == "/System/Volumes/Data · mac"
-    assert infos[0].raw_key == keys[0]  # the key itself stays as written
-    assert all("\\" not in spec.full_title + "".join(i.legend for i in spec.series) for spec in group(keys))
+    assert join_label(infos[0].key, infos[0].label) == keys[0]  # the key itself stays as written
+    assert all("\\" not in spec.full_title + "".join(i.legend for i in spec.series) for spec in group(stored(keys)))
     # A Windows drive is not a Unix path spelled with backslashes.
     assert describe("disk.C:\\.usagePercent").series == "C:\\"
 
@@ -189,7 +190,7 @@ def test_every_labelled_host_key_is_charted_with_its_node():
         info = describe(raw)
         assert info.label == "node0"
         assert info.family != "Other", raw
-        assert info.raw_key == raw
+        assert join_label(info.key, info.label) == raw
         assert describe(info.key).chart == info.chart  # the label never changes the chart
 
 
@@ -204,7 +205,7 @@ def test_labels_split_and_join():
 
 
 def test_same_gpu_on_two_nodes_are_two_series_in_one_chart():
-    charts = {spec.chart: spec for spec in group(ACCELERATOR_RUN_KEYS)}
+    charts = {spec.chart: spec for spec in group(stored(ACCELERATOR_RUN_KEYS))}
     temp = charts["gpu.temp"]
     assert temp.full_title == "GPU Temp (°C)"
     assert [(s.series, s.label) for s in temp.series] == [
@@ -219,7 +220,7 @@ def test_same_gpu_on_two_nodes_are_two_series_in_one_chart():
 
 def test_series_follow_natural_order():
     keys = [f"cpu.{i}.cpu_percent" for i in (10, 2, 1, 0, 11, 3)]
-    (spec,) = group(keys)
+    (spec,) = group(stored(keys))
     assert [s.series for s in spec.series] == ["Core 0", "Core 1", "Core 2", "Core 3", "Core 10", "Core 11"]
     assert sorted(["node_load15", "node_load5", "node_load1"], key=natural_key) == [
         "node_load1",
@@ -230,13 +231,13 @@ def test_series_follow_natural_order():
 
 def test_disk_io_from_several_devices_is_one_chart():
     keys = ["disk.sdb.readBps", "disk.nvme0n1.writeBps", "disk.nvme0n1.readBps", "disk.sdb.writeBps"]
-    (spec,) = group(keys)
+    (spec,) = group(stored(keys))
     assert spec.full_title == "Disk I/O (B/s)"
     assert [s.series for s in spec.series] == ["nvme0n1 read", "nvme0n1 write", "sdb read", "sdb write"]
 
 
 def test_openmetrics_charts_by_metric_with_endpoint_and_index_series():
-    charts = {spec.title: spec for spec in group(ACCELERATOR_RUN_KEYS)}
+    charts = {spec.title: spec for spec in group(stored(ACCELERATOR_RUN_KEYS))}
     cpu_seconds = charts["node_cpu_seconds_total"]
     assert cpu_seconds.family == "Other"
     assert [s.series for s in cpu_seconds.series] == ["node 2", "node 10"]
@@ -249,7 +250,7 @@ def test_unknown_keys_are_kept_under_their_own_name():
     assert (info.family, info.title, info.unit, info.series) == ("Other", "my.custom.metric", "", "Default")
     field = describe("gpu.0.someFutureField")
     assert (field.family, field.title, field.series) == ("GPU", "GPU someFutureField", "GPU 0")
-    specs = group(["my.custom.metric", "another/l:n1", "cpu"])
+    specs = group(stored(["my.custom.metric", "another/l:n1", "cpu"]))
     assert {spec.title for spec in specs} == {"my.custom.metric", "another", "Process CPU"}
 
 
@@ -264,7 +265,7 @@ def test_describe_never_raises_and_titles_stay_plain_text():
 
 
 def test_full_title_has_no_empty_parentheses():
-    specs = {spec.chart: spec for spec in group(["proc.cpu.threads", "network.recvBps"])}
+    specs = {spec.chart: spec for spec in group(stored(["proc.cpu.threads", "network.recvBps"]))}
     assert specs["proc.cpu.threads"].full_title == "Process CPU Threads"
     assert specs["network.rx_rate"].full_title == "Network Rx (B/s)"
 
@@ -275,7 +276,7 @@ def test_symon_order_puts_what_people_check_first_then_families():
         "disk.vda.readBps", "network.sentBps", "network.recvBps", "swap.used_percent",
         "memory_percent", "cpu.0.cpu_percent", "disk./.usagePercent",
     ]
-    titles = [spec.full_title for spec in group(keys)]
+    titles = [spec.full_title for spec in group(stored(keys))]
     assert titles == [
         "CPU Core (%)",
         "System Memory (%)",
@@ -295,13 +296,13 @@ def test_symon_order_puts_what_people_check_first_then_families():
 
 def test_title_order_is_alphabetical():
     keys = ["network.recvBps", "cpu.0.cpu_percent", "gpu.0.temp", "disk.vda.readBps", "cpu"]
-    assert [spec.title for spec in group(keys, order="title")] == [
+    assert [spec.title for spec in group(stored(keys), order="title")] == [
         "CPU Core", "Disk I/O", "GPU Temp", "Network Rx", "Process CPU",
     ]
     with pytest.raises(ValueError, match="unknown chart order"):
-        group(keys, order="random")
+        group(stored(keys), order="random")
 
 
 def test_duplicate_keys_make_one_series():
-    (spec,) = group(["gpu.0.gpu", "gpu.0.gpu", "gpu.0.gpu/l:a"])
+    (spec,) = group(stored(["gpu.0.gpu", "gpu.0.gpu", "gpu.0.gpu/l:a"]))
     assert [(s.series, s.label) for s in spec.series] == [("GPU 0", None), ("GPU 0", "a")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from stored_series import stored
 
 from leet.model.catalog import FAMILIES, describe, group, name_gpu_vendors
 from leet.ui.views.charts import default_mode
@@ -92,7 +93,7 @@ def test_percent_accelerator_charts_are_bounded():
 
 
 def _charts(keys):
-    return {spec.chart: spec for spec in group(keys)}
+    return {spec.chart: spec for spec in group(stored(keys))}
 
 
 def test_devices_of_one_kind_share_a_chart_in_index_order():
@@ -111,11 +112,11 @@ def test_from_four_devices_utilisation_charts_are_heatmaps_as_for_nvidia():
         lambda i: f"trn.{i}.neuroncore_utilization",
         lambda i: f"ipu.{i}.ipu utilisation (%)",
     ):
-        (three,) = group([make(i) for i in range(3)])
-        (four,) = group([make(i) for i in range(4)])
+        (three,) = group(stored([make(i) for i in range(3)]))
+        (four,) = group(stored([make(i) for i in range(4)]))
         assert (default_mode(three), default_mode(four)) == ("line", "heatmap"), make(0)
     # Watts are not a heatmap: their scale has no top.
-    (power,) = group([f"ipu.{i}.ipu power (W)" for i in range(8)])
+    (power,) = group(stored([f"ipu.{i}.ipu power (W)" for i in range(8)]))
     assert default_mode(power) == "line"
 
 
@@ -145,7 +146,7 @@ OPENMETRICS = [
 
 
 def test_openmetrics_one_chart_per_metric_a_series_per_index_grouped_by_endpoint():
-    specs = [spec for spec in group(OPENMETRICS) if spec.chart.startswith("openmetrics.")]
+    specs = [spec for spec in group(stored(OPENMETRICS)) if spec.chart.startswith("openmetrics.")]
     assert [spec.title for spec in specs] == [
         "requests_total",  # endpoint "app"
         "DCGM_FI_DEV_GPU_TEMP",  # "dcgm"
@@ -157,35 +158,35 @@ def test_openmetrics_one_chart_per_metric_a_series_per_index_grouped_by_endpoint
     assert [s.series for s in temp.series] == ["dcgm 0", "dcgm 1"]
     assert all(spec.family == "Other" for spec in specs)
     # Unknown keys of no endpoint come after the endpoints'.
-    assert group(OPENMETRICS)[-1].title == "zzz.custom"
+    assert group(stored(OPENMETRICS))[-1].title == "zzz.custom"
 
 
 def test_openmetrics_keys_from_a_labelled_run_keep_their_node():
-    (spec,) = group(["openmetrics.node.node_load1.0/l:rank0", "openmetrics.node.node_load1.0/l:rank1"])
+    (spec,) = group(stored(["openmetrics.node.node_load1.0/l:rank0", "openmetrics.node.node_load1.0/l:rank1"]))
     assert [s.legend for s in spec.series] == ["node 0 · rank0", "node 0 · rank1"]
 
 
 def test_accelerator_charts_lead_the_first_page():
     keys = ["network.recvBps", "disk.vda.readBps", "cpu.avg_temp", "memory_percent", "cpu.0.cpu_percent",
             "tpu.0.dutyCycle", "tpu.0.tensorcoreUtilization", "tpu.0.hbmMemoryUsage", "tpu.0.hbmCapacityUsage"]
-    assert [spec.chart for spec in group(keys)][:5] == [
+    assert [spec.chart for spec in group(stored(keys))][:5] == [
         "cpu.core", "memory.percent", "tpu.tensorcoreUtilization", "tpu.hbm_used_percent", "network.rx_rate",
     ]
     # Then by family: the TPU's other charts lead the Accelerators family.
-    assert [spec.chart for spec in group(keys)][-2:] == ["tpu.dutyCycle", "tpu.hbm_used"]
+    assert [spec.chart for spec in group(stored(keys))][-2:] == ["tpu.dutyCycle", "tpu.hbm_used"]
     trn = ["memory_percent", "cpu.0.cpu_percent", "trn.0.neuroncore_utilization", "trn.neuron_device_total_memory_usage",
            "trn.host_total_memory_usage", "network.recvBps"]
-    assert [spec.chart for spec in group(trn)][:5] == [
+    assert [spec.chart for spec in group(stored(trn))][:5] == [
         "cpu.core", "memory.percent", "trn.neuroncore_utilization", "trn.device_memory", "network.rx_rate",
     ]
     ipu = ["cpu.0.cpu_percent", "ipu.0.ipu power (W)", "ipu.0.ipu utilisation (%)", "ipu.0.average die temp (C)", "network.recvBps"]
-    assert [spec.chart for spec in group(ipu)] == [
+    assert [spec.chart for spec in group(stored(ipu))] == [
         "cpu.core", "ipu.ipu utilisation", "ipu.average die temp", "ipu.ipu power", "network.rx_rate",
     ]
 
 
 def test_gpu_titles_name_the_vendors_only_when_two_write_gpu_keys():
-    specs = group(["gpu.0.gpu", "gpu.0.temp", "tpu.0.dutyCycle", "cpu.0.cpu_percent"])
+    specs = group(stored(["gpu.0.gpu", "gpu.0.temp", "tpu.0.dutyCycle", "cpu.0.cpu_percent"]))
     assert name_gpu_vendors(specs, ["AMD"]) == specs
     named = {spec.chart: spec.full_title for spec in name_gpu_vendors(specs, ["NVIDIA", "AMD"])}
     assert named["gpu.gpu"] == "NVIDIA + AMD GPU Utilization (%)"
@@ -196,7 +197,7 @@ def test_gpu_titles_name_the_vendors_only_when_two_write_gpu_keys():
 def _stats_keys(*keys: str) -> list[str]:
     """The keys a run file's stats record with ``keys`` reads back as."""
     from leet.runfile import wandb_records_pb2 as pb
-    from leet.runfile.records import decode
+    from leet.runfile.decode import decode
 
     stats = pb.StatsRecord()
     for key in keys:

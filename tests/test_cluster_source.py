@@ -613,8 +613,8 @@ def test_node_book_replays_a_range_and_prefers_leet_serve():
         Reading(VALUE, LEET_SERVE, LEET_T, "cpu.percent", "", "", (10, 20), (math.nan, 5.0)),
     ]
     batch = book.apply([ups, Reading(UP, "", NODE_T, "", "", "", (10, 40), (1, 1)), *values])
-    assert set(batch) == {"memory_percent/l:h1", "cpu.percent/l:h1"}
-    assert batch["memory_percent/l:h1"] == ([10, 20], [40.0, 41.0])  # leet serve's, not node_exporter's
+    assert set(batch) == {("memory_percent", "h1"), ("cpu.percent", "h1")}
+    assert batch["memory_percent", "h1"] == ([10, 20], [40.0, 41.0])  # leet serve's, not node_exporter's
     (h1,) = book.states()
     assert (h1.up, h1.since, h1.memory_percent, h1.targets) == (False, 30, 41.0, (LEET_SERVE, NODE_EXPORTER))
     assert book.values("h1") == {"memory_percent": 41.0, "cpu.percent": 5.0}

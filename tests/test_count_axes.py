@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from stored_series import stored
+
 from leet.model.catalog import describe, group
 from leet.model.store import SeriesData, SeriesKey
 from leet.ui.views.charts import chart_view, whole_numbers
@@ -38,14 +40,14 @@ def test_the_catalog_knows_which_metrics_are_counts():
         assert describe(key).integer, key
     for key in ("cpu", "memory_percent", "gpu.0.temp", "network.recvBps", "some.unknown.key"):
         assert not describe(key).integer, key
-    (spec,) = group(["proc.cpu.threads"])
+    (spec,) = group(stored(["proc.cpu.threads"]))
     assert spec.integer
 
 
 def test_a_chart_of_thread_counts_ticks_whole_numbers():
-    (spec,) = group(["proc.cpu.threads"])
+    (spec,) = group(stored(["proc.cpu.threads"], run="live"))
     snapshots = {SeriesKey("live", "proc.cpu.threads", None): data([1, 2, 2, 1])}
-    view = chart_view(spec, snapshots, "live", (T0, T0 + 4), "line")
+    view = chart_view(spec, snapshots, (T0, T0 + 4), "line")
     assert view.integer
     labels = y_labels(view)
     assert whole(labels), labels  # before: 0, 0.5, 1.0, 1.5, 2.0
@@ -55,11 +57,11 @@ def test_a_plain_number_chart_of_whole_values_is_a_count_and_of_fractions_is_not
     assert whole_numbers([SeriesView.points([0, 1], [1.0, 3.0])])
     assert not whole_numbers([SeriesView.points([0, 1], [1.0, 2.5])])
     assert not whole_numbers([SeriesView.points([0, 1], [float("nan"), float("nan")])])
-    (spec,) = metric_specs(["gpus_in_use"])
-    counted = chart_view(spec, {SeriesKey("run", "gpus_in_use", None): data([0, 1, 2, 1], start=0)}, "run", (0, 4), "line", "step")
+    (spec,) = metric_specs(["gpus_in_use"], run="run")
+    counted = chart_view(spec, {SeriesKey("run", "gpus_in_use", None): data([0, 1, 2, 1], start=0)}, (0, 4), "line", "step")
     assert counted.integer and whole_labels(counted)
-    (spec,) = metric_specs(["loss"])
-    fractional = chart_view(spec, {SeriesKey("run", "loss", None): data([0.2, 1.7], start=0)}, "run", (0, 4), "line", "step")
+    (spec,) = metric_specs(["loss"], run="run")
+    fractional = chart_view(spec, {SeriesKey("run", "loss", None): data([0.2, 1.7], start=0)}, (0, 4), "line", "step")
     assert not fractional.integer
 
 
@@ -70,6 +72,6 @@ def test_workspace_overlays_of_counts_tick_whole_numbers():
 
 
 def test_a_percent_chart_is_not_made_a_count():
-    (spec,) = group(["gpu.0.gpu"])
-    view = chart_view(spec, {SeriesKey("live", "gpu.0.gpu", None): data([40, 60])}, "live", (T0, T0 + 2), "line")
+    (spec,) = group(stored(["gpu.0.gpu"], run="live"))
+    view = chart_view(spec, {SeriesKey("live", "gpu.0.gpu", None): data([40, 60])}, (T0, T0 + 2), "line")
     assert not view.integer

@@ -23,8 +23,8 @@ from test_inspect import run_inspect, strict_json
 from leet.config import Config
 from leet.model.store import Store
 from leet.runfile import wandb_records_pb2 as pb
-from leet.runfile.convert import DEPTH_CAP, DeepJSON, _updates, flatten, json_value
-from leet.runfile.records import RawJSON
+from leet.runfile.decode.convert import item_values
+from leet.runfile.decode.json_values import DEPTH_CAP, DeepJSON, RawJSON, flatten, json_value
 from leet.sources.workspace import WorkspaceSource
 from leet.ui.app import LeetApp
 from leet.ui.screens.run import RunScreen
@@ -87,7 +87,7 @@ def test_brackets_inside_strings_do_not_count_as_depth():
 
 def test_config_and_summary_items_too_deep_stay_text():
     items = [pb.ConfigItem(key="deep", value_json=hostile.deep_list(5000)), pb.ConfigItem(key="n", value_json="1.5")]
-    update = _updates(items)
+    update = item_values(items)
     assert isinstance(update["deep"], DeepJSON) and update["n"] == 1.5
 
 

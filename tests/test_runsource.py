@@ -18,8 +18,8 @@ from wandb_runs import BLOCK_SIZE
 from leet.common.text import clean
 from leet.model.run import RunState
 from leet.model.store import SeriesKey, Store
+from leet.runfile.decode import RawJSON, flatten, iter_decoded, json_value
 from leet.runfile.events import HistoryRow
-from leet.runfile.records import RawJSON, flatten, iter_decoded, json_value
 from leet.sources.run import RunSource
 from leet.ui.views import run as runviews
 from widgets.textpane import TextPane

@@ -177,7 +177,7 @@ def test_one_name_means_one_thing():
 
 def test_every_field_the_catalog_knows_has_a_name_of_its_own():
     for key in sorted(catalog_field_keys()):
-        unit = metric_rules._meaning(key).unit.unit
+        unit = metric_rules.meaning_of(key).unit.unit
         if unit in ("GT/s",):  # a unit Prometheus has no base for
             continue
         assert series(key, "box1").metric != GENERIC, key

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from leet.config import Config
+from leet.discovery.layout import read_head
 from leet.model.node_filter import LabelFilter
 from leet.model.run import ConsoleLine, RunState
 from leet.model.store import Store
+from leet.runfile.folders import sibling_files
 from leet.sources.run import RunSource
 from leet.sources.shared import (
     SharedRunSource,
     merge_console,
     open_run,
-    read_head,
-    sibling_files,
     writer_files,
 )
 from leet.ui.app import LeetApp

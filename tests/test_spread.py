@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 import random
 
+from stored_series import stored
+
 from leet.model.catalog import group
 from leet.model.node_spread import find_outlier, node_levels, node_spread
-from leet.model.store import SeriesData, SeriesKey
+from leet.model.store import SeriesData
 from leet.ui.screens.grid_actions import next_mode
 from leet.ui.views.charts import chart_view, default_mode, modes_for
 from widgets.chartframe import compose_rows, row_text
@@ -148,20 +150,20 @@ def test_one_node_or_a_bad_range_has_no_spread():
 def labelled_chart(nodes: int, gpus: int, slow: int | None = 2):
     """The GPU Utilization chart of a shared run, and store snapshots for it."""
     keys = [f"gpu.{g}.gpu/l:rank{n}" for n in range(nodes) for g in range(gpus)]
-    spec = next(s for s in group(keys) if s.chart == "gpu.gpu")
+    spec = next(s for s in group(stored(keys, run=RUN)) if s.chart == "gpu.gpu")
     snapshots = {}
-    for index, info in enumerate(spec.series):
+    for index, (info, key) in enumerate(zip(spec.series, spec.keys)):
         rank = int(info.label[4:])
         level = 41.0 if rank == slow else 95.0
         view = steady(level, start=0.5 * rank, noise=1.0, seed=index)
-        snapshots[SeriesKey(RUN, info.key, info.label)] = SeriesData(view.t, view.lo, view.hi, view.mean)
+        snapshots[key] = SeriesData(view.t, view.lo, view.hi, view.mean)
     return spec, snapshots
 
 
 def test_spread_is_offered_only_for_charts_written_by_several_nodes():
     spec, _ = labelled_chart(4, 2)
     assert "spread" in modes_for(spec)
-    single = group(["gpu.0.gpu", "gpu.1.gpu"])[0]
+    single = group(stored(["gpu.0.gpu", "gpu.1.gpu"]))[0]
     assert "spread" not in modes_for(single)
     assert next_mode(single, "heatmap") == "line"  # y skips spread
     assert next_mode(spec, "heatmap") == "spread"
@@ -173,12 +175,12 @@ def test_many_series_from_several_nodes_open_in_spread_mode():
     assert default_mode(labelled_chart(2, 1)[0]) == "line"
     assert default_mode(labelled_chart(4, 2)[0]) == "spread", "8 series from 4 nodes: an 8-cell heatmap row name cannot say both"
     assert default_mode(labelled_chart(2, 1)[0]) == "line", "2 nodes' lines, one colour each, still read"
-    assert default_mode(group([f"gpu.{i}.gpu" for i in range(16)])[0]) == "heatmap"  # one node
+    assert default_mode(group(stored([f"gpu.{i}.gpu" for i in range(16)]))[0]) == "heatmap"  # one node
 
 
 def test_spread_chart_names_the_slow_node_in_its_title_and_legend():
     spec, snapshots = labelled_chart(4, 8)
-    view = chart_view(spec, snapshots, RUN, (0.0, 120.0), "spread")
+    view = chart_view(spec, snapshots, (0.0, 120.0), "spread")
     assert view.mode == "spread"
     assert view.series_names == ("rank2",)
     assert view.note.startswith("rank2 low (41% vs median 95%")
@@ -189,20 +191,20 @@ def test_spread_chart_names_the_slow_node_in_its_title_and_legend():
 
 def test_spread_chart_of_nodes_that_agree_names_no_one():
     spec, snapshots = labelled_chart(4, 8, slow=None)
-    view = chart_view(spec, snapshots, RUN, (0.0, 120.0), "spread")
+    view = chart_view(spec, snapshots, (0.0, 120.0), "spread")
     assert view.note == "" and view.series_names == ()
     assert "rank" not in row_text(compose_rows(view, 90, 14)[0])
 
 
 def test_spread_on_a_single_node_chart_draws_lines():
-    spec = group(["gpu.0.gpu", "gpu.1.gpu"])[0]
-    view = chart_view(spec, {}, RUN, (0.0, 1.0), "spread")
+    spec = group(stored(["gpu.0.gpu", "gpu.1.gpu"]))[0]
+    view = chart_view(spec, {}, (0.0, 1.0), "spread")
     assert view.mode == "line"
 
 
 def test_line_mode_gives_each_node_one_colour_and_names_nodes():
     spec, snapshots = labelled_chart(4, 2)
-    view = chart_view(spec, snapshots, RUN, (0.0, 120.0), "line")
+    view = chart_view(spec, snapshots, (0.0, 120.0), "line")
     assert view.groups == ("rank0", "rank1", "rank2", "rank3")
     assert [view.groups[g] for g in view.series_group] == [info.label for info in spec.series]
     assert {view.color(i) for i in range(len(view.data))} == {"s0", "s1", "s2", "s3"}

@@ -97,7 +97,7 @@ def test_size_stays_bounded_after_100k_points():
 
 def test_ten_minute_run_of_sixty_series_at_a_tenth_of_a_second():
     store = Store()
-    values = {f"cpu.{i}.cpu_percent": float(i) for i in range(60)}
+    values = {(f"cpu.{i}.cpu_percent", None): float(i) for i in range(60)}
     for step in range(6000):
         store.append_many("live", step * 0.1, values)
     assert len(store) == 60
@@ -163,9 +163,9 @@ def test_latest_is_the_newest_point_by_time():
     assert store.latest(CPU) == (10.0, 1.0)
 
 
-def test_append_many_splits_node_labels():
+def test_append_many_takes_node_labels_apart_from_keys():
     store = Store()
-    store.append_many("run1", 1.0, {"gpu.0.gpu/l:rank0": 10, "gpu.0.gpu/l:rank1": 20, "cpu": 5})
+    store.append_many("run1", 1.0, {("gpu.0.gpu", "rank0"): 10, ("gpu.0.gpu", "rank1"): 20, ("cpu", None): 5})
     assert store.series("run1") == [
         SeriesKey("run1", "gpu.0.gpu", "rank0"),
         SeriesKey("run1", "gpu.0.gpu", "rank1"),
@@ -180,9 +180,9 @@ def test_append_many_splits_node_labels():
 
 def test_series_keep_first_seen_order_per_run():
     store = Store()
-    store.append_many("a", 1.0, {"x": 1, "y": 2})
-    store.append_many("b", 1.0, {"z": 1})
-    store.append_many("a", 2.0, {"w": 1, "x": 3})
+    store.append_many("a", 1.0, {("x", None): 1, ("y", None): 2})
+    store.append_many("b", 1.0, {("z", None): 1})
+    store.append_many("a", 2.0, {("w", None): 1, ("x", None): 3})
     assert [s.key for s in store.series()] == ["x", "y", "z", "w"]
     assert [s.key for s in store.series("a")] == ["x", "y", "w"]
     assert store.series("missing") == []
@@ -192,12 +192,14 @@ def test_series_keep_first_seen_order_per_run():
 
 def test_bad_values_are_skipped_and_the_rest_kept(caplog):
     store = Store()
-    skipped = store.append_many("r", 1.0, {"good": 1.5, "bad": "n/a", "none": None, "also": "2"})
-    assert skipped == ("bad", "none")
+    skipped = store.append_many("r", 1.0, {("good", None): 1.5, ("bad", None): "n/a", ("none", None): None, ("also", "x"): "2"})
+    assert skipped == (("bad", None), ("none", None))
     assert {s.key: v for s, v in store.latest_values("r").items()} == {"good": 1.5, "also": 2.0}
+    store.append_many("r", 1.0, {("lbl", "node1"): "?"})
+    assert "non-numeric value '?' for lbl/l:node1" in caplog.text  # logs name the key as W&B writes it
     assert "ignoring non-numeric value 'n/a' for bad" in caplog.text
     with pytest.raises(ValueError, match="finite"):
-        store.append_many("r", math.nan, {"good": 1.0})
+        store.append_many("r", math.nan, {("good", None): 1.0})
     with pytest.raises(ValueError):
         store.append(CPU, 1.0, "n/a")  # type: ignore[arg-type]
 
@@ -223,7 +225,7 @@ def test_versions_change_only_with_writes():
     store.append(other, 1.0, 1.0)
     assert store.series_version(CPU) == cpu_version
     assert store.series_version(other) != 0
-    store.append_many("live", 2.0, {"cpu": 2.0})
+    store.append_many("live", 2.0, {("cpu", None): 2.0})
     assert store.series_version(CPU) != cpu_version
     assert store.version() != v1
     assert store.series_version(SeriesKey("x", "y", None)) == 0
@@ -231,8 +233,8 @@ def test_versions_change_only_with_writes():
 
 def test_drop_run_forgets_its_series():
     store = Store()
-    store.append_many("a", 1.0, {"x": 1})
-    store.append_many("b", 1.0, {"x": 1})
+    store.append_many("a", 1.0, {("x", None): 1})
+    store.append_many("b", 1.0, {("x", None): 1})
     assert store.drop_run("a") == 1
     assert store.series() == [SeriesKey("b", "x", None)]
     assert store.latest(SeriesKey("a", "x", None)) is None
@@ -248,7 +250,7 @@ def test_writers_and_a_reader_can_share_the_store():
         try:
             for i in range(per_writer):
                 t = i + offset
-                store.append_many("run", t, {f"{name}.value": float(i), "shared": float(i)})
+                store.append_many("run", t, {(f"{name}.value", None): float(i), ("shared", None): float(i)})
         except BaseException as exc:  # noqa: BLE001 - reported by the assert below
             errors.append(exc)
 
@@ -461,7 +463,7 @@ def test_extend_bumps_versions_once_per_call_with_points():
     store.extend(CPU, [float(t) for t in range(3, 100)], [1.0] * 97)
     assert store.version() != v1 and store.series_version(CPU) != cpu1
     v2, cpu2 = store.version(), store.series_version(CPU)
-    store.extend_many("live", {"memory_percent": ([5.0], [1.0])})
+    store.extend_many("live", {("memory_percent", None): ([5.0], [1.0])})
     assert store.version() != v2 and store.series_version(CPU) == cpu2
 
 
@@ -478,18 +480,18 @@ def test_extend_refuses_bad_points_and_adds_nothing():
     assert list(store.snapshot([CPU])[CPU].mean) == [4.0, 5.0, 1.0]
 
 
-def test_extend_many_splits_labels_and_keeps_good_points(caplog):
+def test_extend_many_takes_labelled_series_and_keeps_good_points(caplog):
     store = Store()
     skipped = store.extend_many(
         "run1",
         {
-            "loss": ([1.0, 2.0, 3.0], [0.5, 0.4, 0.3]),
-            "gpu.0.gpu/l:rank1": ([1.0, 2.0], [10.0, 20.0]),
-            "acc": ([1.0, 2.0, math.inf, 4.0], [0.1, None, 0.3, 0.4]),
-            "empty": ([], []),
+            ("loss", None): ([1.0, 2.0, 3.0], [0.5, 0.4, 0.3]),
+            ("gpu.0.gpu", "rank1"): ([1.0, 2.0], [10.0, 20.0]),
+            ("acc", None): ([1.0, 2.0, math.inf, 4.0], [0.1, None, 0.3, 0.4]),
+            ("empty", None): ([], []),
         },
     )
-    assert skipped == ("acc",)
+    assert skipped == (("acc", None),)
     assert "ignoring 2 point(s) of acc" in caplog.text and "None is not a number" in caplog.text
     assert store.series("run1") == [
         SeriesKey("run1", "loss", None),
@@ -500,7 +502,7 @@ def test_extend_many_splits_labels_and_keeps_good_points(caplog):
     assert list(acc.t) == [1.0, 4.0] and list(acc.mean) == [0.1, 0.4]
     version = store.version()
     with pytest.raises(ValueError, match="run1, loss"):
-        store.extend_many("run1", {"new": ([1.0], [1.0]), "loss": ([5.0, 6.0], [1.0])})
+        store.extend_many("run1", {("new", None): ([1.0], [1.0]), ("loss", None): ([5.0, 6.0], [1.0])})
     assert store.version() == version and len(store) == 3  # nothing of that batch went in
 
 
@@ -513,7 +515,7 @@ def test_a_reader_sees_consistent_snapshots_while_a_batch_loads():
         try:
             for start in range(0, 100_000, 2_000):
                 times = [float(start + i) for i in range(2_000)]
-                store.extend_many("run", {f"m{j}": (times, times) for j in range(4)})
+                store.extend_many("run", {(f"m{j}", None): (times, times) for j in range(4)})
         except BaseException as exc:  # noqa: BLE001 - reported by the assert below
             errors.append(exc)
         finally:
@@ -544,12 +546,30 @@ def test_time_span_covers_every_series_of_a_run_including_folded_points():
     assert store.time_span("nothing") is None
 
 
-def test_history_keys_are_taken_whole_even_when_they_look_labelled():
+def test_keys_are_taken_as_given_even_when_they_look_labelled():
     store = Store()
-    store.extend_many("run", {"loss/l:x": ([1.0], [0.5])}, labelled=False)
-    store.extend_many("run#system", {"cpu/l:rank1": ([1.0], [20.0])})
+    store.extend_many("run", {("loss/l:x", None): ([1.0], [0.5])})
+    store.extend_many("run#system", {("cpu", "rank1"): ([1.0], [20.0])})
     assert store.series("run") == [SeriesKey("run", "loss/l:x", None)]
     assert store.series("run#system") == [SeriesKey("run#system", "cpu", "rank1")]
+
+
+def test_the_roster_version_changes_when_a_run_gains_or_loses_a_series():
+    store = Store()
+    assert store.roster_version("run") == 0
+    store.append_many("run", 1.0, {("cpu", None): 1.0})
+    first = store.roster_version("run")
+    store.append_many("run", 2.0, {("cpu", None): 2.0})
+    store.append_many("other", 2.0, {("cpu", None): 2.0})
+    assert store.roster_version("run") == first  # new points and other runs' series leave it be
+    store.append(SeriesKey("run", "gpu.0.gpu", "rank1"), 2.0, 1.0)
+    gained = store.roster_version("run")
+    assert gained != first
+    store.drop_label("run", "rank1")
+    dropped = store.roster_version("run")
+    assert dropped not in (first, gained) and store.series("run") == [SeriesKey("run", "cpu", None)]
+    store.drop_run("run")
+    assert store.roster_version("run") not in (first, gained, dropped)
 
 
 def test_a_preallocated_store_takes_its_bound_at_once_and_keeps_every_point():

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from leet.model.values import collapse_media, describe_value, format_duration, format_time, one_line
-from leet.runfile.records import RawJSON
+from leet.runfile.decode import RawJSON
 
 IMAGE = {
     "_type": "image-file",

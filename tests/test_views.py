@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from stored_series import stored
+
 from collectors.base import CollectorStatus, Health
 from leet.model.catalog import group
 from leet.ui.views.charts import filter_specs
@@ -69,7 +71,7 @@ def test_health_notes_name_the_collector_and_reason():
 
 
 def test_chart_filter_matches_titles_keys_and_labels():
-    specs = group(["cpu.0.cpu_percent", "network.recvBps", "gpu.0.gpu/l:rank3", "memory_percent"])
+    specs = group(stored(["cpu.0.cpu_percent", "network.recvBps", "gpu.0.gpu/l:rank3", "memory_percent"]))
     def titles(pattern):
         return [s.title for s in filter_specs(specs, pattern)]
 

@@ -16,10 +16,9 @@ from hostile import width_bomb
 from leet.config import Config
 from leet.model.catalog import MAX_METRICS, KeyCap
 from leet.model.store import SeriesKey, Store
-from leet.runfile import bulk
 from leet.runfile import wandb_records_pb2 as pb
-from leet.runfile.convert import ROW_ITEMS, WideRow, parse
-from leet.runfile.records import _history
+from leet.runfile.decode import bulk
+from leet.runfile.decode.convert import ROW_ITEMS, WideRow, history_event, parse
 from leet.sources.run import RunSource
 from leet.ui.app import LeetApp
 from leet.ui.screens.run import RunScreen
@@ -112,7 +111,7 @@ def wide_payload(count: int, nested: bool, extra: dict[str, str] | None = None) 
 @pytest.mark.parametrize("nested", [True, False])
 def test_the_fast_and_the_per_item_decoders_read_the_same_part_of_a_wide_row(nested):
     payload = wide_payload(ROW_ITEMS + 50, nested)
-    fast, slow = bulk.history_row(payload), _history(parse(payload).history)
+    fast, slow = bulk.history_row(payload), history_event(parse(payload).history)
     assert fast is not None and fast.step == slow.step == 7
     assert fast.values == slow.values == {name(index): float(index) for index in range(ROW_ITEMS)}
     assert isinstance(fast.values, WideRow) and fast.values.unread == slow.values.unread == 50
@@ -121,7 +120,7 @@ def test_the_fast_and_the_per_item_decoders_read_the_same_part_of_a_wide_row(nes
 def test_a_wide_row_with_a_string_is_read_per_item_with_the_same_cap():
     payload = wide_payload(ROW_ITEMS + 5, nested=True, extra={"a_note": '"text"'})
     assert bulk.history_row(payload) is None
-    row = _history(parse(payload).history)
+    row = history_event(parse(payload).history)
     # The note sorts first, so it takes one of the places; it is not a number, so it is no value.
     assert len(row.values) == ROW_ITEMS - 1 and "a_note" not in row.values and row.values.unread == 6
 
@@ -139,11 +138,11 @@ def test_a_key_cap_keeps_arrival_order_and_counts_each_key_once():
 
 def test_the_store_refuses_series_past_its_cap_and_counts_them():
     store = Store(max_series=2)
-    store.extend_many("run", {"a": ([0.0], [1.0]), "b": ([0.0], [1.0]), "c": ([0.0], [1.0])})
-    store.append_many("run", 1.0, {"a": 2.0, "d": 1.0, "c": 3.0})
+    store.extend_many("run", {("a", None): ([0.0], [1.0]), ("b", None): ([0.0], [1.0]), ("c", None): ([0.0], [1.0])})
+    store.append_many("run", 1.0, {("a", None): 2.0, ("d", None): 1.0, ("c", None): 3.0})
     assert [series.key for series in store.series("run")] == ["a", "b"]
     assert store.refused("run") == 2
-    store.append_many("other", 1.0, {"x": 1.0})
+    store.append_many("other", 1.0, {("x", None): 1.0})
     assert store.refused("other") == 0 and len(store.series("other")) == 1
 
 

@@ -11,7 +11,11 @@ from collectors.base import Health, Sample
 from leet.common.text import clean, escaped
 from leet.common.units import format_value
 from leet.model.catalog import group
+from leet.model.keys import split_label
+from leet.model.store import SeriesKey
 from leet.ui.views.health import extra_notes
+
+_SWEEP = "once"  # the namespace of the one sweep's series
 
 
 def _json_value(value: float) -> Any:
@@ -42,12 +46,15 @@ def notes(sample: Sample, *, absent: bool = True) -> list[str]:
 
 def as_table(sample: Sample) -> str:
     lines = []
-    for spec in group(sample.values, order="symon"):
+    # The sweep's W&B keys (a node label and all), by the series each one is.
+    raw_keys = {SeriesKey(_SWEEP, *split_label(raw)): raw for raw in sample.values}
+    for spec in group(raw_keys, order="symon"):
         lines.append(spec.full_title)
-        for info in spec.series:
-            value = sample.values[info.raw_key] * info.scale
+        for info, key in zip(spec.series, spec.keys):
+            raw = raw_keys[key]
+            value = sample.values[raw] * info.scale
             name = "" if info.legend == "Default" else clean(info.legend)
-            lines.append(f"  {name:<24} {format_value(value, spec.unit):>10}   {clean(info.raw_key)}")
+            lines.append(f"  {name:<24} {format_value(value, spec.unit):>10}   {clean(raw)}")
     lines.extend(f"! {clean(note)}" for note in notes(sample))
     return "\n".join(lines)
 

@@ -1,24 +1,27 @@
 """Which chart a W&B system-metric key belongs to, and how to label it.
 
 One ordered table of rules (most specific first, in ``metric_rules``) maps
-a key, with its ``/l:LABEL`` node suffix split off, to a :class:`MetricInfo`:
-family, chart id, title, display unit and scale, series name and axis bounds.
-Keys that no rule knows still get a chart of their own in the "Other" family,
-so nothing a run or host reports is ever hidden.
+a key and its node label to a :class:`MetricInfo`: family, chart id, title,
+display unit and scale, series name and axis bounds. Keys that no rule knows
+still get a chart of their own in the "Other" family, so nothing a run or
+host reports is ever hidden. ``group`` turns a run's stored series into
+charts, each carrying the ``SeriesKey`` of every series it draws.
 
 Titles and series names are plain text. Keys come from untrusted files and
-endpoints, so control characters are replaced and nothing here is markup.
+endpoints, so unsafe characters are replaced (``leet.common.text.replaced``)
+and nothing here is markup.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Collection, Iterable, Mapping, Sequence, TypeVar
+from typing import Collection, Generic, Hashable, Iterable, Mapping, Sequence, TypeVar
 
-from leet.model.keys import LABEL_SEPARATOR, join_label, natural_key, split_label
-from leet.model.metric_rules import _meaning
+from leet.common.text import replaced
+from leet.model.keys import LABEL_SEPARATOR, natural_key, split_label
+from leet.model.metric_rules import meaning_of
+from leet.model.store import SeriesKey
 
 FAMILIES = ("CPU", "Memory", "Disk", "Network", "GPU", "Accelerators", "Process", "Other")
 
@@ -44,22 +47,17 @@ class MetricInfo:
     integer: bool = False  # a count (processes, threads, errors): whole numbers only
 
     @property
-    def raw_key(self) -> str:
-        """The key as W&B wrote it, node label included."""
-        return join_label(self.key, self.label)
-
-    @property
     def legend(self) -> str:
         """Series name with its node label, for legends and tooltips."""
         if self.label is None:
             return self.series
-        node = _plain(self.label.replace(LABEL_SEPARATOR, " / "))
+        node = replaced(self.label.replace(LABEL_SEPARATOR, " / "))
         return node if self.series == "Default" else f"{self.series} · {node}"
 
 
 @dataclass(frozen=True)
 class ChartSpec:
-    """One chart: the keys that share a chart id, in a stable order."""
+    """One chart: the series that share a chart id, in a stable order."""
 
     chart: str
     title: str
@@ -69,6 +67,7 @@ class ChartSpec:
     y_min: float | None
     y_max: float | None
     series: tuple[MetricInfo, ...]
+    keys: tuple[SeriesKey, ...]  # where each of ``series`` is in the store, in the same order
     x_axis: str = ""  # a run metric's define_metric axis; "" for the step (or time)
     integer: bool = False  # every series is a count: the y axis ticks whole numbers
 
@@ -77,28 +76,19 @@ class ChartSpec:
         return f"{self.title} ({self.unit})" if self.unit else self.title
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def _plain(text: str) -> str:
-    """Replace control characters so a key can never steer the terminal."""
-    return _CONTROL.sub("\ufffd", text)
-
-
 @lru_cache(maxsize=8192)
-def _describe(raw_key: str) -> MetricInfo:
-    key, label = split_label(raw_key)
-    meaning = _meaning(key)
+def _describe(key: str, label: str | None) -> MetricInfo:
+    meaning = meaning_of(key)
     unit = meaning.unit
     return MetricInfo(
         key=key,
         label=label,
         family=meaning.family,
         chart=meaning.chart,
-        title=_plain(meaning.title),
+        title=replaced(meaning.title),
         unit=unit.unit,
         scale=unit.scale,
-        series=_plain(meaning.series),
+        series=replaced(meaning.series),
         percent=unit.percent,
         y_min=unit.y_min,
         y_max=unit.y_max,
@@ -107,10 +97,10 @@ def _describe(raw_key: str) -> MetricInfo:
 
 
 def describe(key: str) -> MetricInfo:
-    """Describe one W&B system-metric key (``/l:LABEL`` suffix allowed). Never raises."""
+    """Describe one W&B system-metric key as W&B writes it (``/l:LABEL`` suffix allowed). Never raises."""
     if not isinstance(key, str):
         key = str(key)
-    return _describe(key)
+    return _describe(*split_label(key))
 
 
 # --- grouping ---------------------------------------------------------------
@@ -178,8 +168,8 @@ def _endpoint_order(spec: ChartSpec) -> tuple:
     return (0, natural_key(endpoint))
 
 
-def group(keys: Iterable[str], order: str = "symon") -> list[ChartSpec]:
-    """One :class:`ChartSpec` per chart id, ordered for display.
+def group(series: Iterable[SeriesKey], order: str = "symon") -> list[ChartSpec]:
+    """One :class:`ChartSpec` per chart id for ``series`` (a run's, as ``Store.series`` lists them), ordered for display.
 
     ``order="symon"``: the charts a person checks first (cores, memory,
     accelerator utilisation, memory, temperature and power, network and disk
@@ -190,13 +180,15 @@ def group(keys: Iterable[str], order: str = "symon") -> list[ChartSpec]:
     """
     if order not in ORDERS:
         raise ValueError(f"unknown chart order {order!r}; expected one of {', '.join(ORDERS)}")
-    members: dict[str, dict[tuple[str, str | None], MetricInfo]] = {}
-    for key in keys:
-        info = describe(key)
-        members.setdefault(info.chart, {}).setdefault((info.key, info.label), info)
+    members: dict[str, dict[tuple[str, str | None], tuple[MetricInfo, SeriesKey]]] = {}
+    for key in series:
+        info = _describe(key.key, key.label)
+        members.setdefault(info.chart, {}).setdefault((info.key, info.label), (info, key))
     specs = []
-    for chart, infos in members.items():
-        first = next(iter(infos.values()))
+    for chart, named in members.items():
+        ordered = sorted(named.values(), key=lambda member: _series_order(member[0]))
+        infos = tuple(info for info, _ in ordered)
+        first = next(iter(named.values()))[0]  # the chart's first series to arrive names it
         specs.append(
             ChartSpec(
                 chart=chart,
@@ -206,8 +198,9 @@ def group(keys: Iterable[str], order: str = "symon") -> list[ChartSpec]:
                 percent=first.percent,
                 y_min=first.y_min,
                 y_max=first.y_max,
-                series=tuple(sorted(infos.values(), key=_series_order)),
-                integer=all(info.integer for info in infos.values()),
+                series=infos,
+                keys=tuple(key for _, key in ordered),
+                integer=all(info.integer for info in infos),
             )
         )
     specs.sort(key=lambda spec: _chart_order(spec, order))
@@ -233,10 +226,11 @@ def name_gpu_vendors(specs: Sequence[ChartSpec], vendors: Sequence[str]) -> list
 MAX_METRICS = 10_000
 # Names of keys past the cap remembered so each is counted once; past this the count is a lower bound.
 _COUNTED = 100_000
+_K = TypeVar("_K", bound=Hashable)
 _V = TypeVar("_V")
 
 
-class KeyCap:
+class KeyCap(Generic[_K]):
     """The first ``limit`` distinct keys, in the order they came; later keys are counted, not kept.
 
     First come rather than first by name: a key once shown never gives its
@@ -244,14 +238,14 @@ class KeyCap:
     ``shown`` is the set itself, for callers that test membership.
     """
 
-    def __init__(self, limit: int = MAX_METRICS, shown: set[str] | None = None) -> None:
+    def __init__(self, limit: int = MAX_METRICS, shown: set[_K] | None = None) -> None:
         self.limit = limit
-        self.shown: set[str] = shown if shown is not None else set()
-        self._over: set[str] = set()
+        self.shown: set[_K] = shown if shown is not None else set()
+        self._over: set[_K] = set()
         self._lost = False  # some keys past the cap were never named, or not remembered
         self._widest = 0  # the most keys one row held, read or not
 
-    def add(self, keys: Collection[str]) -> None:
+    def add(self, keys: Collection[_K]) -> None:
         shown = self.shown
         if len(shown) + len(keys) <= self.limit:
             shown.update(keys)
@@ -261,7 +255,7 @@ class KeyCap:
         shown.update(new[:room])
         self._count(new[room:])
 
-    def _count(self, keys: Iterable[str]) -> None:
+    def _count(self, keys: Iterable[_K]) -> None:
         over = self._over
         for key in keys:
             if len(over) < _COUNTED:
@@ -275,7 +269,7 @@ class KeyCap:
         if unread:
             self._lost = True
 
-    def filter(self, values: Mapping[str, _V]) -> Mapping[str, _V]:
+    def filter(self, values: Mapping[_K, _V]) -> Mapping[_K, _V]:
         """``values`` with only the shown keys."""
         if not self._over and not self._lost:
             return values

@@ -16,10 +16,13 @@ LABEL_SEPARATOR = "/l:"
 SYSTEM_SUFFIX = "#system"
 AXIS_SEPARATOR = "#x="
 
+# A series within one store namespace: the W&B key without its ``/l:`` suffix, and the node label (None: none).
+KeyLabel = tuple[str, str | None]
+
 _DIGITS = re.compile(r"(\d+)")
 
 
-def split_label(key: str) -> tuple[str, str | None]:
+def split_label(key: str) -> KeyLabel:
     """``"gpu.0.gpu/l:rank3"`` → ``("gpu.0.gpu", "rank3")``.
 
     The key ends at the first ``/l:``. With both ``x_label`` and a DCGM-exporter
@@ -63,4 +66,4 @@ def natural_key(text: str) -> tuple:
     return tuple(int(part) if i % 2 else part for i, part in enumerate(parts))
 
 
-__all__ = ["AXIS_SEPARATOR", "LABEL_SEPARATOR", "axis_key", "SYSTEM_SUFFIX", "join_label", "label_of_keys", "natural_key", "split_label", "system_key"]
+__all__ = ["AXIS_SEPARATOR", "KeyLabel", "LABEL_SEPARATOR", "axis_key", "SYSTEM_SUFFIX", "join_label", "label_of_keys", "natural_key", "split_label", "system_key"]

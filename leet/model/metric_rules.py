@@ -17,7 +17,7 @@ from typing import Callable, Mapping
 
 
 @dataclass(frozen=True)
-class _Unit:
+class Unit:
     """Display unit, the factor from W&B's raw unit, and default axis bounds."""
 
     unit: str
@@ -28,36 +28,38 @@ class _Unit:
     integer: bool = False  # a count: whole numbers only, so whole-number ticks
 
 
-PERCENT = _Unit("%", percent=True, y_min=0.0, y_max=100.0)
-BYTES = _Unit("B")
-MIB = _Unit("B", 2.0**20)
-GIB = _Unit("B", 2.0**30)
-BYTES_PER_S = _Unit("B/s")
+PERCENT = Unit("%", percent=True, y_min=0.0, y_max=100.0)
+BYTES = Unit("B")
+MIB = Unit("B", 2.0**20)
+GIB = Unit("B", 2.0**30)
+BYTES_PER_S = Unit("B/s")
 # NVML GPM reports PCIe/NVLink traffic in MiB/s although W&B names the keys
 # "...Bytes"; the in-process DCGM path writes bytes/s under the same keys.
-MIB_PER_S = _Unit("B/s", 2.0**20)
-BITS_PER_S = _Unit("bit/s")
-MBITS_PER_S = _Unit("bit/s", 1e6)
-CELSIUS = _Unit("°C", y_min=None)
-WATTS = _Unit("W")
-JOULES = _Unit("J")
-MILLIJOULES = _Unit("J", 1e-3)
-MHZ = _Unit("Hz", 1e6)
-SECONDS = _Unit("s")
-MICROSECONDS = _Unit("s", 1e-6)
-COUNT = _Unit("", integer=True)
-UNKNOWN = _Unit("", y_min=None)
+MIB_PER_S = Unit("B/s", 2.0**20)
+BITS_PER_S = Unit("bit/s")
+MBITS_PER_S = Unit("bit/s", 1e6)
+CELSIUS = Unit("°C", y_min=None)
+WATTS = Unit("W")
+JOULES = Unit("J")
+MILLIJOULES = Unit("J", 1e-3)
+MHZ = Unit("Hz", 1e6)
+SECONDS = Unit("s")
+MICROSECONDS = Unit("s", 1e-6)
+COUNT = Unit("", integer=True)
+UNKNOWN = Unit("", y_min=None)
 
 
 # --- rules ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Meaning:
+class Meaning:
+    """What a key is, before its node label and untrusted text are dealt with (``catalog`` does that)."""
+
     family: str
     chart: str
     title: str
-    unit: _Unit
+    unit: Unit
     series: str = "Default"
 
 
@@ -70,7 +72,7 @@ class _Rule:
     family: str
     chart: str
     title: str
-    unit: _Unit
+    unit: Unit
     series: str = "Default"
     paths: bool = False  # the groups are mount paths as W&B spells them in keys: shown as paths
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
@@ -78,14 +80,14 @@ class _Rule:
     def __post_init__(self) -> None:
         object.__setattr__(self, "regex", re.compile(self.pattern))
 
-    def __call__(self, key: str) -> _Meaning | None:
+    def __call__(self, key: str) -> Meaning | None:
         found = self.regex.fullmatch(key)
         if found is None:
             return None
         groups = found.groupdict()
         if self.paths:
             groups = {name: disk_path(value) for name, value in groups.items()}
-        return _Meaning(
+        return Meaning(
             self.family,
             self.chart.format(**groups),
             self.title.format(**groups),
@@ -97,7 +99,7 @@ class _Rule:
 @dataclass(frozen=True)
 class _Field:
     title: str
-    unit: _Unit
+    unit: Unit
     chart: str = ""  # chart suffix when several fields share a chart
 
 
@@ -118,7 +120,7 @@ class _FieldRule:
     def __post_init__(self) -> None:
         object.__setattr__(self, "regex", re.compile(self.pattern))
 
-    def __call__(self, key: str) -> _Meaning | None:
+    def __call__(self, key: str) -> Meaning | None:
         found = self.regex.fullmatch(key)
         if found is None:
             return None
@@ -126,9 +128,9 @@ class _FieldRule:
         known = self.fields.get(name)
         series = self.series.format(index=found["index"])
         if known is None:
-            return _Meaning(self.family, self.chart_prefix + name, self.unknown_prefix + name, UNKNOWN, series)
+            return Meaning(self.family, self.chart_prefix + name, self.unknown_prefix + name, UNKNOWN, series)
         chart = self.chart_prefix + (known.chart or name)
-        return _Meaning(self.family, chart, self.title_prefix + known.title, known.unit, series)
+        return Meaning(self.family, chart, self.title_prefix + known.title, known.unit, series)
 
 
 _GPU_FIELDS: dict[str, _Field] = {
@@ -179,8 +181,8 @@ _GPU_FIELDS: dict[str, _Field] = {
     "pcieRxBytes": _Field("GPU PCIe Rx", MIB_PER_S),
     # NVML's own PCIe counters (nvmlDeviceGetPcieThroughput), in KiB/s: the
     # same traffic as GPM's MiB/s "...Bytes" keys, so the same chart.
-    "pcieTxKBps": _Field("GPU PCIe Tx", _Unit("B/s", 2.0**10), chart="pcieTxBytes"),
-    "pcieRxKBps": _Field("GPU PCIe Rx", _Unit("B/s", 2.0**10), chart="pcieRxBytes"),
+    "pcieTxKBps": _Field("GPU PCIe Tx", Unit("B/s", 2.0**10), chart="pcieTxBytes"),
+    "pcieRxKBps": _Field("GPU PCIe Rx", Unit("B/s", 2.0**10), chart="pcieRxBytes"),
     "nvlinkTxBytes": _Field("GPU NVLink Tx", MIB_PER_S),
     "nvlinkRxBytes": _Field("GPU NVLink Rx", MIB_PER_S),
 }
@@ -234,7 +236,7 @@ _IPU_FIELDS: dict[str, _Field] = {
     "ipu utilisation": _Field("Utilisation", PERCENT),
     "ipu utilisation (session)": _Field("Utilisation (session)", PERCENT),
 }
-_IPU_UNITS = {"C": CELSIUS, "MHz": MHZ, "W": WATTS, "%": PERCENT, "GT/s": _Unit("GT/s")}
+_IPU_UNITS = {"C": CELSIUS, "MHz": MHZ, "W": WATTS, "%": PERCENT, "GT/s": Unit("GT/s")}
 
 _BACKSLASHES = re.compile(r"\\{1,2}")
 
@@ -303,7 +305,7 @@ _HOST_RULES: tuple[_Rule, ...] = (
     _R(r"wandb\.memory\.rssMB", "Process", "wandb.memory.rss", "W&B Memory", MIB),
 )
 
-_ACCELERATOR_RULES: tuple[Callable[[str], _Meaning | None], ...] = (
+_ACCELERATOR_RULES: tuple[Callable[[str], Meaning | None], ...] = (
     _FieldRule(
         r"gpu\.process\.(?P<index>\d+)\.(?P<field>.+)", "GPU", "gpu.process.", "", "Process GPU ",
         "GPU {index}", _GPU_PROCESS_FIELDS,
@@ -331,34 +333,34 @@ _ACCELERATOR_RULES: tuple[Callable[[str], _Meaning | None], ...] = (
 )
 
 
-def _tpu_distribution(key: str) -> _Meaning | None:
+def _tpu_distribution(key: str) -> Meaning | None:
     """``tpu.<name>.<label>.<stat>Us`` latency summaries: one chart per name."""
     found = re.fullmatch(r"tpu\.(?P<name>[A-Za-z0-9]+)\.(?P<label>.+)\.(?P<stat>mean|p\d+)Us", key)
     if found is None:
         return None
     name = found["name"]
     title = _TPU_DISTRIBUTIONS.get(name, name)
-    return _Meaning(
+    return Meaning(
         "Accelerators", f"tpu.{name}", f"TPU {title}", MICROSECONDS, f"{found['label']} {found['stat']}"
     )
 
 
-def _neuron_memory(key: str) -> _Meaning | None:
+def _neuron_memory(key: str) -> Meaning | None:
     found = re.fullmatch(r"trn\.host_memory_usage\.(?P<part>.+)", key)
     if found is not None:
         part = _NEURON_MEMORY_PARTS.get(found["part"], found["part"].replace("_", " "))
-        return _Meaning("Accelerators", "trn.host_memory", "Neuron Host Memory", BYTES, part)
+        return Meaning("Accelerators", "trn.host_memory", "Neuron Host Memory", BYTES, part)
     found = re.fullmatch(r"trn\.(?P<core>\d+)\.neuroncore_memory_usage\.(?P<part>.+)", key)
     if found is not None:
         part = _NEURON_MEMORY_PARTS.get(found["part"], found["part"].replace("_", " "))
-        return _Meaning(
+        return Meaning(
             "Accelerators", "trn.neuroncore_memory", "NeuronCore Memory", BYTES,
             f"NeuronCore {found['core']} {part}",
         )
     return None
 
 
-def _ipu(key: str) -> _Meaning | None:
+def _ipu(key: str) -> Meaning | None:
     """``ipu.{i}.<field>`` with an optional `` (unit)`` suffix (legacy-py)."""
     found = re.fullmatch(r"ipu\.(?P<i>\d+)\.(?P<field>.+?)(?: \((?P<unit>C|MHz|W|%|GT/s)\))?", key)
     if found is None:
@@ -367,17 +369,17 @@ def _ipu(key: str) -> _Meaning | None:
     known = _IPU_FIELDS.get(name)
     suffix_unit = _IPU_UNITS.get(found["unit"] or "")
     if known is not None:
-        return _Meaning("Accelerators", f"ipu.{name}", f"IPU {known.title}", known.unit, series)
-    return _Meaning("Accelerators", f"ipu.{name}", f"IPU {name}", suffix_unit or UNKNOWN, series)
+        return Meaning("Accelerators", f"ipu.{name}", f"IPU {known.title}", known.unit, series)
+    return Meaning("Accelerators", f"ipu.{name}", f"IPU {name}", suffix_unit or UNKNOWN, series)
 
 
-def _openmetrics(key: str) -> _Meaning | None:
+def _openmetrics(key: str) -> Meaning | None:
     """``openmetrics.<endpoint>.<metric>.<index>``: titled by metric."""
     found = re.fullmatch(r"openmetrics\.(?P<ep>[^.]+)\.(?P<metric>.+)\.(?P<idx>\d+)", key)
     if found is None:
         return None
     metric = found["metric"]
-    return _Meaning("Other", f"openmetrics.{metric}", metric, UNKNOWN, f"{found['ep']} {found['idx']}")
+    return Meaning("Other", f"openmetrics.{metric}", metric, UNKNOWN, f"{found['ep']} {found['idx']}")
 
 
 _FAMILY_BY_PREFIX = {
@@ -397,14 +399,14 @@ _FAMILY_BY_PREFIX = {
 }
 
 
-def _fallback(key: str) -> _Meaning:
+def _fallback(key: str) -> Meaning:
     """A key no rule knows: its own chart, titled by the key itself."""
     prefix = key.split(".", 1)[0]
     family = _FAMILY_BY_PREFIX.get(prefix, "Other")
-    return _Meaning(family, f"key:{key}", key or "(empty key)", UNKNOWN)
+    return Meaning(family, f"key:{key}", key or "(empty key)", UNKNOWN)
 
 
-_RULES: tuple[Callable[[str], _Meaning | None], ...] = (
+_RULES: tuple[Callable[[str], Meaning | None], ...] = (
     *_HOST_RULES,
     *_ACCELERATOR_RULES,
     _tpu_distribution,
@@ -414,7 +416,8 @@ _RULES: tuple[Callable[[str], _Meaning | None], ...] = (
 )
 
 
-def _meaning(key: str) -> _Meaning:
+def meaning_of(key: str) -> Meaning:
+    """The first rule's reading of ``key`` (without its node label); a chart of its own when no rule knows it."""
     for rule in _RULES:
         found = rule(key)
         if found is not None:

@@ -252,7 +252,9 @@ def _fold_buckets_bulk(columns: list[array], fold: int, ordered: bool) -> list[a
     return buckets
 
 
-class _Series:
+class SeriesLevels:
+    """One series: its levels, newest point, and whether it ever took a point out of time order."""
+
     __slots__ = ("levels", "depth", "fold", "newest_t", "newest_v", "unordered", "version", "preallocate")
 
     def __init__(self, capacity: int, fold: int, levels: int, preallocate: bool = False) -> None:

@@ -19,8 +19,11 @@ Out-of-order points (several writers of one shared run, merged) are appended
 as they come; a series that ever received a point older than its newest is
 sorted by time when it is read, so snapshots are always in time order.
 
+Writers name a run's series by ``(key, label)``, already split: a source
+that reads ``/l:`` suffixes splits them once where it reads them.
+
 A run namespace holds at most ``max_series`` series: past that,
-``append_many`` and ``extend_many`` make no new series and count the keys
+``append_many`` and ``extend_many`` make no new series and count the names
 they refused (``refused``), so a file that names millions of keys costs
 bounded memory.
 
@@ -45,8 +48,8 @@ from bisect import bisect_left
 from operator import itemgetter
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
-from leet.model.keys import split_label
-from leet.model.series_levels import _Series
+from leet.model.keys import KeyLabel, join_label
+from leet.model.series_levels import SeriesLevels
 
 _log = logging.getLogger(__name__)
 
@@ -104,14 +107,16 @@ class Store:
         self._fold = fold
         self._levels = levels
         self._lock = threading.Lock()
-        self._series: dict[SeriesKey, _Series] = {}
+        self._series: dict[SeriesKey, SeriesLevels] = {}
         self._by_run: dict[str, list[SeriesKey]] = {}
-        # append_many's parsed keys, so steady-state samples skip split_label.
-        self._by_raw_key: dict[str, dict[str, _Series]] = {}
+        # Each run's series by name, so a sample's writes skip building SeriesKeys.
+        self._by_name: dict[str, dict[KeyLabel, SeriesLevels]] = {}
         self._version = 0
-        self._warned: set[tuple[str, str]] = set()
+        self._roster_version = 0  # bumped whenever any run gains or loses a series
+        self._roster_of: dict[str, int] = {}  # run -> _roster_version at its last such change
+        self._warned: set[tuple[str, KeyLabel]] = set()
         self._max_series = max_series
-        self._refused: dict[str, set[str]] = {}
+        self._refused: dict[str, set[KeyLabel]] = {}
         # Every level of a series at full size when it is made, for the first
         # PREALLOCATED_SERIES series: a host's few dozen series then take their
         # whole bound (about 176 KiB each) at once and memory is flat from the
@@ -128,29 +133,28 @@ class Store:
             self._get_or_add(series).push(t, value)
             self._version += 1
 
-    def append_many(self, run: str, t: float, values: Mapping[str, float]) -> tuple[str, ...]:
-        """Add one sample: ``{wandb_key[/l:LABEL]: value}`` at time ``t``.
+    def append_many(self, run: str, t: float, values: Mapping[KeyLabel, float]) -> tuple[KeyLabel, ...]:
+        """Add one sample of ``run``: ``{(key, label): value}`` at time ``t``.
 
-        Values that are not numbers are skipped (and logged once per key);
-        every other value is kept. Returns the skipped keys.
+        Values that are not numbers are skipped (and logged once per series);
+        every other value is kept. Returns the names skipped.
         """
         t = _check_time(t)
-        points: list[tuple[str, float]] = []
-        skipped: list[str] = []
-        for raw_key, raw_value in values.items():
+        points: list[tuple[KeyLabel, float]] = []
+        skipped: list[KeyLabel] = []
+        for name, raw_value in values.items():
             try:
-                points.append((raw_key, float(raw_value)))
+                points.append((name, float(raw_value)))
             except (TypeError, ValueError, OverflowError):
-                skipped.append(raw_key)
+                skipped.append(name)
         with self._lock:
-            by_raw_key = self._by_raw_key.setdefault(run, {})
-            for raw_key, value in points:
-                found = by_raw_key.get(raw_key)
+            by_name = self._by_name.setdefault(run, {})
+            for name, value in points:
+                found = by_name.get(name)
                 if found is None:
-                    if self._full(run, raw_key):
+                    found = self._named(run, name, by_name)
+                    if found is None:
                         continue
-                    key, label = split_label(str(raw_key))
-                    found = by_raw_key[raw_key] = self._get_or_add(SeriesKey(run, key, label))
                 found.push(t, value)
             self._version += 1
         if skipped:
@@ -170,53 +174,50 @@ class Store:
             self._get_or_add(series).extend(points.t, points.v, points.ascending)
             self._version += 1
 
-    def extend_many(
-        self, run: str, batch: Mapping[str, tuple[Sequence[float], Sequence[float]]], labelled: bool = True
-    ) -> tuple[str, ...]:
-        """Add ``{wandb_key[/l:LABEL]: (times, values)}`` to ``run`` under one lock.
+    def extend_many(self, run: str, batch: Mapping[KeyLabel, tuple[Sequence[float], Sequence[float]]]) -> tuple[KeyLabel, ...]:
+        """Add ``{(key, label): (times, values)}`` to ``run`` under one lock.
 
-        ``labelled=False`` takes keys whole: a metric a user logged as
-        ``loss/l:x`` is one history series, not ``loss`` of node ``x``.
-
-        As ``extend`` for each key, except that a point with a non-finite time
-        or a non-number value is left out (logged once per key) and the rest
-        kept. Returns the keys that lost points. Raises ValueError, adding
-        nothing, when a key has more times than values or the other way round.
+        As ``extend`` for each series, except that a point with a non-finite
+        time or a non-number value is left out (logged once per series) and
+        the rest kept. Returns the names that lost points. Raises ValueError,
+        adding nothing, when a series has more times than values or the other
+        way round.
         """
-        checked: list[tuple[str, _Points]] = []
-        for raw_key, pair in batch.items():
+        checked: list[tuple[KeyLabel, _Points]] = []
+        for name, pair in batch.items():
             try:
                 ts, values = pair
-                checked.append((raw_key, _points(ts, values, strict=False)))
+                checked.append((name, _points(ts, values, strict=False)))
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"run {run}, {raw_key}: expected (times, values): {exc}") from None
+                raise ValueError(f"run {run}, {_shown(name)}: expected (times, values): {exc}") from None
         if any(points.t for _, points in checked):
             with self._lock:
-                by_raw_key = self._by_raw_key.setdefault(run, {})
-                for raw_key, points in checked:
+                by_name = self._by_name.setdefault(run, {})
+                for name, points in checked:
                     if not points.t:
                         continue
-                    found = by_raw_key.get(raw_key)
+                    found = by_name.get(name)
                     if found is None:
-                        if self._full(run, raw_key):
+                        found = self._named(run, name, by_name)
+                        if found is None:
                             continue
-                        key, label = split_label(str(raw_key)) if labelled else (str(raw_key), None)
-                        found = by_raw_key[raw_key] = self._get_or_add(SeriesKey(run, key, label))
                     found.extend(points.t, points.v, points.ascending)
                 self._version += 1
-        lossy = [(raw_key, points) for raw_key, points in checked if points.rejected]
-        for raw_key, points in lossy:
-            self._warn_rejected(run, raw_key, points)
-        return tuple(raw_key for raw_key, _ in lossy)
+        lossy = [(name, points) for name, points in checked if points.rejected]
+        for name, points in lossy:
+            self._warn_rejected(run, name, points)
+        return tuple(name for name, _ in lossy)
 
     def drop_run(self, run: str) -> int:
         """Forget every series of ``run``; returns how many there were."""
         with self._lock:
             keys = self._by_run.pop(run, [])
-            self._by_raw_key.pop(run, None)
+            self._by_name.pop(run, None)
             self._refused.pop(run, None)
             for series in keys:
                 del self._series[series]
+            if keys:
+                self._roster_changed(run)
             self._version += 1
         return len(keys)
 
@@ -228,45 +229,54 @@ class Store:
             if not gone:
                 return 0
             self._by_run[run] = [series for series in keys if series.label != label]
-            self._by_raw_key.pop(run, None)  # rebuilt as series are added again
+            by_name = self._by_name.get(run, {})
             for series in gone:
                 del self._series[series]
+                by_name.pop((series.key, series.label), None)
+            self._roster_changed(run)
             self._version += 1
         return len(gone)
 
-    def _full(self, run: str, raw_key: str) -> bool:
-        """True, and the key counted as refused, when ``run`` holds as many series as it may."""
-        if len(self._by_run.get(run, ())) < self._max_series:
-            return False
-        refused = self._refused.setdefault(run, set())
-        if len(refused) < _MAX_REFUSED_NAMES:
-            refused.add(raw_key)
-        return True
+    def _named(self, run: str, name: KeyLabel, by_name: dict[KeyLabel, SeriesLevels]) -> SeriesLevels | None:
+        """The series ``name`` of ``run``, made if need be; None, and the name counted as refused, when ``run`` is full."""
+        series = SeriesKey(run, *name)
+        if series not in self._series and len(self._by_run.get(run, ())) >= self._max_series:
+            refused = self._refused.setdefault(run, set())
+            if len(refused) < _MAX_REFUSED_NAMES:
+                refused.add(name)
+            return None
+        found = by_name[name] = self._get_or_add(series)
+        return found
 
-    def _get_or_add(self, series: SeriesKey) -> _Series:
+    def _get_or_add(self, series: SeriesKey) -> SeriesLevels:
         found = self._series.get(series)
         if found is None:
             series = SeriesKey(*series)
-            found = _Series(self._capacity, self._fold, self._levels, self._preallocate > 0)
+            found = SeriesLevels(self._capacity, self._fold, self._levels, self._preallocate > 0)
             self._preallocate = max(0, self._preallocate - 1)
             self._series[series] = found
             self._by_run.setdefault(series.run, []).append(series)
+            self._roster_changed(series.run)
         return found
 
-    def _warn_skipped(self, run: str, skipped: list[str], values: Mapping[str, float]) -> None:
-        for key in skipped:
-            if (run, key) in self._warned or len(self._warned) >= _MAX_WARNED_KEYS:
-                continue
-            self._warned.add((run, key))
-            _log.warning("run %s: ignoring non-numeric value %r for %s", run, values[key], key)
+    def _roster_changed(self, run: str) -> None:
+        self._roster_version += 1
+        self._roster_of[run] = self._roster_version
 
-    def _warn_rejected(self, run: str, key: str, points: _Points) -> None:
-        if (run, key) in self._warned or len(self._warned) >= _MAX_WARNED_KEYS:
+    def _warn_skipped(self, run: str, skipped: list[KeyLabel], values: Mapping[KeyLabel, float]) -> None:
+        for name in skipped:
+            if (run, name) in self._warned or len(self._warned) >= _MAX_WARNED_KEYS:
+                continue
+            self._warned.add((run, name))
+            _log.warning("run %s: ignoring non-numeric value %r for %s", run, values[name], _shown(name))
+
+    def _warn_rejected(self, run: str, name: KeyLabel, points: _Points) -> None:
+        if (run, name) in self._warned or len(self._warned) >= _MAX_WARNED_KEYS:
             return
-        self._warned.add((run, key))
+        self._warned.add((run, name))
         _log.warning(
             "run %s: ignoring %d point(s) of %s, the first because its %s",
-            run, points.rejected, key, points.first_problem,
+            run, points.rejected, _shown(name), points.first_problem,
         )
 
     # --- reading ------------------------------------------------------------
@@ -279,7 +289,7 @@ class Store:
         With ``since``, only entries with ``t >= since`` plus the one before.
         With ``since`` and ``resolution`` (seconds), a series in time order is
         also folded on read to about one entry per ``resolution``, the way the
-        store folds its older points (``_Series.thinned``): a chart gets about
+        store folds its older points (``SeriesLevels.thinned``): a chart gets about
         as many entries as it has columns to draw, and what a redraw copies
         stops growing with the time the chart spans.
         """
@@ -362,6 +372,10 @@ class Store:
             found = self._series.get(series)
             return 0 if found is None else found.version
 
+    def roster_version(self, run: str) -> int:
+        """Changes whenever ``run`` gains or loses a series; equal versions mean ``series(run)`` is the same list."""
+        return self._roster_of.get(run, 0)
+
     def __len__(self) -> int:
         return len(self._series)
 
@@ -437,6 +451,11 @@ def _checked_point(raw_t: object, raw_value: object) -> tuple[float, float] | st
         return t, float(raw_value)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError):
         return f"value {raw_value!r} is not a number"
+
+
+def _shown(name: KeyLabel) -> str:
+    """A series' name in a log line, as W&B writes the key."""
+    return join_label(*name)
 
 
 def _check_time(t: float) -> float:

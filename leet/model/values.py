@@ -29,8 +29,7 @@ from typing import Any, Mapping
 from leet.common.clock import clock_text
 from leet.common.units import format_value
 from leet.model.state import LONGEST_WHOLE, in_days
-from leet.runfile.convert import DeepJSON
-from leet.runfile.records import RawJSON, json_value
+from leet.runfile.decode import DeepJSON, RawJSON, json_value
 
 # A summary value whose JSON text is longer is shown from its text, undecoded.
 BIG_JSON_TEXT = 1 << 20

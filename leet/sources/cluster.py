@@ -33,9 +33,9 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping
 
 from leet.model.cluster import CLUSTER_RUN, DCGM_EXPORTER, LEET_SERVE, NODE_EXPORTER, NodeState, PrometheusStatus
-from leet.model.keys import join_label, natural_key
+from leet.model.keys import KeyLabel, natural_key
 from leet.model.store import Store
-from leet.sources.base import Worker
+from leet.sources.base import ThreadedSource
 from leet.sources.cluster_queries import (
     SCRAPED,
     UP,
@@ -63,7 +63,7 @@ HISTORY_SKIPPED = frozenset({"refused", "too_big", "timeout"})
 KIND_RANK = {LEET_SERVE: 0, DCGM_EXPORTER: 1, NODE_EXPORTER: 2}
 KIND_ORDER = (LEET_SERVE, NODE_EXPORTER, DCGM_EXPORTER)
 
-Batch = dict[str, tuple[list[float], list[float]]]
+Batch = dict[KeyLabel, tuple[list[float], list[float]]]  # (W&B key, node) -> (times, values)
 
 
 @dataclass
@@ -83,7 +83,7 @@ class NodeBook:
         self._nodes: dict[str, _NodeUp] = {}
 
     def apply(self, readings: list[Reading], now: float | None = None) -> Batch:
-        """One answer's readings; returns what goes to the store, ``{key/l:node: (times, values)}``.
+        """One answer's readings; returns what goes to the store, ``{(key, node): (times, values)}``.
 
         ``now`` marks an instant answer evaluated then: a known target that
         has no ``up`` in it is gone from Prometheus, so down. A range answer
@@ -102,17 +102,17 @@ class NodeBook:
         return batch
 
     def _values_of(self, readings: Iterable[Reading]) -> Batch:
-        chosen: dict[str, tuple[int, Reading]] = {}
+        chosen: dict[KeyLabel, tuple[int, Reading]] = {}
         fresh: dict[Target, dict[str, dict[str, float]]] = {}
         for reading in readings:
             node = self.naming.node_of(reading)
             fresh.setdefault(reading.target, {}).setdefault(node, {})[reading.key] = reading.values[-1]
-            raw = join_label(reading.key, node)
+            name = (reading.key, node or None)  # an empty node name is no label, as split_label reads one
             rank = KIND_RANK.get(reading.kind, len(KIND_RANK))
-            if raw not in chosen or rank < chosen[raw][0]:
-                chosen[raw] = (rank, reading)
+            if name not in chosen or rank < chosen[name][0]:
+                chosen[name] = (rank, reading)
         self._values.update(fresh)  # a target that answered: its values now; one that did not keeps its last
-        return {raw: (list(reading.times), list(reading.values)) for raw, (_, reading) in chosen.items()}
+        return {name: (list(reading.times), list(reading.values)) for name, (_, reading) in chosen.items()}
 
     def _members(self) -> dict[str, list[Target]]:
         members: dict[str, list[Target]] = {}
@@ -210,7 +210,7 @@ def figures(state: NodeState, values: Mapping[str, float]) -> NodeState:
     )
 
 
-class ClusterSource(Worker):
+class ClusterSource(ThreadedSource):
     """Nodes and series from one Prometheus, read on the ``leet-cluster`` thread.
 
     ``step()`` is one round on the caller's thread (tests, ``--once``):
@@ -305,7 +305,7 @@ class ClusterSource(Worker):
         with self._lock:
             batch = self._book.apply(decoded.readings, now)
         # One instant: one point a series, the store's cheap path.
-        self.store.append_many(self.run, now, {raw: values[-1] for raw, (_, values) in batch.items()})
+        self.store.append_many(self.run, now, {name: values[-1] for name, (_, values) in batch.items()})
         self._last_data = now
         self._succeeded(answer.elapsed_ms, answer.warnings)
         return max(0.0, self.interval - (time.monotonic() - started))

@@ -12,7 +12,8 @@ import threading
 from typing import Any, Mapping
 
 from collectors.base import CollectorStatus, Sample
-from leet.model.store import Store
+from leet.model.keys import KeyLabel, split_label
+from leet.model.store import MAX_SERIES, Store
 from leet.sources.base import Listeners
 
 LIVE_RUN = "live"
@@ -32,11 +33,12 @@ class LiveSource(Listeners):
         self._last_timestamp: float | None = None
         self._first_timestamp: float | None = None
         self._interval: float | None = None
+        self._names: dict[str, KeyLabel] = {}
         if hub is not None:
             hub.subscribe(self.ingest)
 
     def ingest(self, sample: Sample) -> None:
-        self.store.append_many(self.run, sample.timestamp, sample.values)
+        self.store.append_many(self.run, sample.timestamp, self._named(sample.values))
         with self._lock:
             self._extras.update(sample.extras)
             self._status = sample.status
@@ -44,6 +46,22 @@ class LiveSource(Listeners):
             if self._first_timestamp is None:
                 self._first_timestamp = sample.timestamp
         self._notify()
+
+    def _named(self, values: Mapping[str, float]) -> dict[KeyLabel, float]:
+        """A sweep by (key, label): collectors write W&B keys, node label and all (``--label``, DCGM's node).
+
+        Each key is split once: a host writes the same keys every sweep.
+        """
+        names = self._names
+        if len(names) > MAX_SERIES:  # keys that keep changing: start over rather than grow
+            names.clear()
+        named: dict[KeyLabel, float] = {}
+        for key, value in values.items():
+            name = names.get(key)
+            if name is None:
+                name = names[key] = split_label(key)
+            named[name] = value
+        return named
 
     @property
     def extras(self) -> Mapping[str, Any]:

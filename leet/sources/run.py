@@ -16,18 +16,18 @@ import time
 from typing import Any, Callable, Mapping
 
 from leet.model.catalog import KeyCap
-from leet.model.keys import axis_key, join_label, split_label, system_key
+from leet.model.keys import KeyLabel, axis_key, split_label, system_key
 from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState, Segment
 from leet.model.store import Store
+from leet.runfile.decode import EventReader
 from leet.runfile.events import HistoryRow, RunAlert, StatsRow
+from leet.runfile.history_columns import HistoryColumns
 from leet.runfile.locate import find_run_file
 from leet.runfile.reader import FileChanged, RunFileError
-from leet.runfile.records import EventReader
 from leet.sources.parallel import (
     SPLIT_LOAD_BYTES,
     ChildLoad,
     Frame,
-    HistoryColumns,
     split_point,
 )
 from leet.sources.tailer import Tailer
@@ -221,7 +221,7 @@ class RunSource(Tailer):
 
     def _apply(self, decoded: list[Any]) -> None:
         history = HistoryColumns()
-        system: dict[str, tuple[list[float], list[float]]] = {}
+        system: dict[KeyLabel, tuple[list[float], list[float]]] = {}
         model = self.model
         apply = model.apply
         add_row = history.add
@@ -230,14 +230,10 @@ class RunSource(Tailer):
             if type(event) is HistoryRow:
                 add_row(float(event.step), event.values)
             elif isinstance(event, StatsRow):
-                values = event.values
-                if self.label is None or self.default_label is not None:
-                    values = self._labelled(values)
-                values = _kept(model.system_cap, values)
-                for key, value in values.items():
-                    column = system.get(key)
+                for name, value in _kept(model.system_cap, self._named(event.values)).items():
+                    column = system.get(name)
                     if column is None:
-                        column = system[key] = ([], [])
+                        column = system[name] = ([], [])
                     column[0].append(event.timestamp)
                     column[1].append(value)
             elif type(event) is RunAlert:
@@ -250,22 +246,24 @@ class RunSource(Tailer):
         if system:
             self.store.extend_many(self.system_key, system)
 
-    def _labelled(self, values: Mapping[str, float]) -> Mapping[str, float]:
-        """Learn the writer's label from its keys; give unlabelled keys the default label."""
+    def _named(self, values: Mapping[str, float]) -> dict[KeyLabel, float]:
+        """A system sample by (key, label), each W&B key split from its ``/l:`` node label once, here.
+
+        Unlabelled keys get the default label; the writer's label is learnt
+        from its first labelled key (else it is the default).
+        """
         default = self.default_label
-        out: dict[str, float] = {}
-        for key, value in values.items():
-            label = split_label(key)[1]
-            if label is not None:
-                if self.label is None:
-                    self.label = label
-                if default is not None:
-                    out[key] = value
-            elif default is not None:
-                out[join_label(key, default)] = value
+        named: dict[KeyLabel, float] = {}
+        for raw, value in values.items():
+            key, label = split_label(raw)
+            if label is None:
+                label = default
+            elif self.label is None:
+                self.label = label
+            named[key, label] = value
         if self.label is None and default is not None and values:
             self.label = default
-        return out if default is not None else values
+        return named
 
     # -- the child's part ----------------------------------------------------------
     def _start_split(self, size: int) -> None:
@@ -353,11 +351,9 @@ class RunSource(Tailer):
             self._extend(axis_key(self.run_key, axis), points)
 
     def _extend(self, run: str, columns: Mapping[str, tuple[Any, Any]]) -> None:
+        # History keys are taken whole: a metric logged as ``loss/l:x`` is one series, not ``loss`` of node ``x``.
         label = self.history_label
-        if label is None:
-            self.store.extend_many(run, columns, labelled=False)
-        else:
-            self.store.extend_many(run, {join_label(key, label): column for key, column in columns.items()})
+        self.store.extend_many(run, {(key, label): column for key, column in columns.items()})
 
     def _drop_child(self, resume: bool = True) -> bool:
         """Stop using the child; with ``resume``, read on from the end of the last batch taken from it."""
@@ -411,7 +407,7 @@ class RunSource(Tailer):
         self._reader.close()
 
 
-def _kept(cap: KeyCap, values: Mapping[str, float]) -> Mapping[str, float]:
+def _kept(cap: KeyCap[KeyLabel], values: Mapping[KeyLabel, float]) -> Mapping[KeyLabel, float]:
     """``values`` of the keys ``cap`` shows: past it, a run's keys are counted, never stored."""
     cap.add(values)
     return cap.filter(values)

@@ -20,20 +20,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
+from leet.discovery.layout import RunLayout, read_head, resolve
 from leet.model.keys import join_label, natural_key
 from leet.model.run import ALERTS_KEPT, CRASH_AFTER, AlertRecord, ConsoleLine, RunSnapshot, RunState, WriterStatus
 from leet.model.store import Store
+from leet.runfile.folders import is_workspace, sibling_files
 from leet.runfile.locate import RunNotFound, find_run_file
-from leet.sources.layout import (  # noqa: F401 - re-exported: where these lived before layout.py
-    RunLayout,
-    WriterHead,
-    head_of,
-    is_workspace,
-    order_writers,
-    read_head,
-    resolve,
-    sibling_files,
-)
 from leet.sources.run import RunSource
 from leet.sources.tailer import Tailer
 

@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 from collectors.fake import DEFAULT_START, FakeClock
 from leet.config import Config
 from leet.model.cluster import CLUSTER_RUN, DCGM_EXPORTER, NODE_EXPORTER, NodeState, PrometheusStatus
-from leet.model.keys import join_label, natural_key
+from leet.model.keys import KeyLabel, natural_key
 from leet.model.store import Store
 from leet.sources.base import Listeners
 from leet.testing.demo import DEMO_THEME
@@ -182,7 +182,7 @@ class DemoClusterSource(Listeners):
         """
         end = self.clock()
         down_for = down_for or {}
-        batch: dict[str, tuple[list[float], list[float]]] = {}
+        batch: dict[KeyLabel, tuple[list[float], list[float]]] = {}
         first = end - (samples - 1) * self.interval
         for node in self._nodes.values():
             went_down = end - down_for[node.name] if node.name in down_for else math.inf
@@ -195,7 +195,7 @@ class DemoClusterSource(Listeners):
                 node.latest = node_values(node.index, node.gpus, t, node.hot, node.idle)
                 node.last_scrape = t
                 for key, value in node.latest.items():
-                    times, values = batch.setdefault(join_label(key, node.name), ([], []))
+                    times, values = batch.setdefault((key, node.name), ([], []))
                     times.append(t)
                     values.append(value)
         self.store.extend_many(CLUSTER_RUN, batch)
@@ -211,7 +211,7 @@ class DemoClusterSource(Listeners):
                     continue
                 node.latest = node_values(node.index, node.gpus, t, node.hot, node.idle)
                 node.last_scrape = t
-                self.store.append_many(CLUSTER_RUN, t, {join_label(key, node.name): value for key, value in node.latest.items()})
+                self.store.append_many(CLUSTER_RUN, t, {(key, node.name): value for key, value in node.latest.items()})
             if self._reachable is not False:
                 self._answered(t)
         self._notify()

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Iterator
 from collectors.base import Collector
 from collectors.fake import DEFAULT_START, FakeClock, make_fake_collectors, replay
 from leet.config import Config
-from leet.model.keys import join_label, system_key
+from leet.model.keys import join_label, split_label, system_key
 from leet.model.run import RunModel, RunSnapshot, RunState, WriterStatus
 from leet.model.store import Store
 from leet.runfile.events import (
@@ -199,8 +199,8 @@ class DemoRunSource(Listeners):
             elif isinstance(event, StatsRow):
                 _add_points(system, event.timestamp, event.values)
             self.model.apply(event, label)
-        self.store.extend_many(self.run_key, history, labelled=False)
-        self.store.extend_many(self.system_key, system)
+        self.store.extend_many(self.run_key, {(key, None): column for key, column in history.items()})
+        self.store.extend_many(self.system_key, {split_label(key): column for key, column in system.items()})
         self._notify()
 
     def snapshot(self, console_lines: int = 2000) -> RunSnapshot:

@@ -17,13 +17,13 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Iterator, Sequence
 
 from collectors.fake import DEFAULT_START, FakeClock
+from leet.alerts.alert_tail import RunAlerts
 from leet.config import Config
+from leet.discovery.probe import RunEntry
 from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState
 from leet.model.store import Store
 from leet.runfile.events import HistoryRow, RunExit, RunInfo, SummaryUpdate
-from leet.sources.alert_tail import RunAlerts
 from leet.sources.base import Listeners
-from leet.sources.workspace import RunEntry
 from leet.ui.app import LeetApp
 
 DEMO_THEME = "textual-dark"
@@ -143,7 +143,7 @@ class DemoWorkspace(Listeners):
         run = self._runs.get(key)
         if run is None or key in self._selected:
             return self.source(key)
-        self.store.extend_many(key, run.history, labelled=False)
+        self.store.extend_many(key, {(metric, None): column for metric, column in run.history.items()})
         self._selected.append(key)
         self._notify()
         return run

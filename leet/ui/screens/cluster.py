@@ -24,15 +24,14 @@ from leet.common.matching import is_regex
 from leet.common.text import clean
 from leet.model.catalog import ChartSpec, group
 from leet.model.cluster import CLUSTER_RUN, NodeState, PrometheusStatus
-from leet.model.keys import join_label
 from leet.model.node_filter import LabelFilter
-from leet.model.store import SeriesKey, Store
+from leet.model.store import Store
 from leet.model.time_window import tail_window
 from leet.ui.bindings import CLUSTER_KEYS, footer_hints, screen_keys
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.screens.pause import PauseActions
 from leet.ui.screens.process_dialogs import SortPicker
-from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
+from leet.ui.views.charts import chart_view, default_mode, filter_specs
 from leet.ui.views.cluster import (
     header_parts,
     heatmap_model,
@@ -118,11 +117,11 @@ class ClusterScreen(PauseActions, GridActions, Screen[None]):
         self._modes: dict[str, str] = {}
         self._all_specs: list[ChartSpec] = []
         self._spec_by_id: dict[str, ChartSpec] = {}
-        self._specs_for: tuple | None = None
+        self._specs_for: tuple | None = None  # (the roster version, node filter) the specs were grouped for
         self._drawn: tuple | None = None
         self._told_width = 0
         self._views: dict[str, tuple[tuple, ChartView]] = {}  # chart id → (what it was built from, the view)
-        self._keys_of: dict[str, tuple[ChartSpec, list[SeriesKey], str]] = {}  # chart id → (its spec, its keys, its default mode)
+        self._default_modes: dict[str, tuple[ChartSpec, str]] = {}  # chart id → (its spec, its default mode)
         self._cluster: tuple[NodeState, ...] = ()
         self._status: PrometheusStatus | None = None
         self._retry_seen: tuple[PrometheusStatus, float] | None = None  # a status with a retry, and when it was first seen
@@ -194,12 +193,11 @@ class ClusterScreen(PauseActions, GridActions, Screen[None]):
         self._draw_bars()
 
     def _refresh_specs(self) -> None:
-        series = self.source.store.series(CLUSTER_RUN)
-        wanted = (len(series), self.labels)
+        store = self.source.store
+        wanted = (store.roster_version(CLUSTER_RUN), self.labels)
         if wanted != self._specs_for:
             self._specs_for = wanted
-            keys = [join_label(s.key, s.label) for s in series if self.labels.matches(s.label)]
-            self._all_specs = group(keys, order="symon")
+            self._all_specs = group((s for s in store.series(CLUSTER_RUN) if self.labels.matches(s.label)), order="symon")
         specs = filter_specs(self._all_specs, self.chart_filter)
         self._spec_by_id = {spec.chart: spec for spec in specs}
         self.grid.set_charts([spec.chart for spec in specs])
@@ -222,14 +220,13 @@ class ClusterScreen(PauseActions, GridActions, Screen[None]):
         wanted: dict[str, tuple] = {}
         for chart_id, _ in visible:
             spec = self._spec_by_id[chart_id]
-            keys, default = self._chart_keys(spec)
-            mode = self._modes.get(chart_id) or default
-            wanted[chart_id] = (spec, mode, x_range, tuple(store.series_version(key) for key in keys))
+            mode = self._modes.get(chart_id) or self._default_mode(spec)
+            wanted[chart_id] = (spec, mode, x_range, tuple(store.series_version(key) for key in spec.keys))
         stale = [chart_id for chart_id, key in wanted.items() if self._views.get(chart_id, (None,))[0] != key]
-        snapshots = store.snapshot([key for chart_id in stale for key in self._chart_keys(self._spec_by_id[chart_id])[0]], since=x_range[0])
+        snapshots = store.snapshot([key for chart_id in stale for key in self._spec_by_id[chart_id].keys], since=x_range[0])
         for chart_id in stale:
             spec, mode = wanted[chart_id][:2]
-            self._views[chart_id] = (wanted[chart_id], chart_view(spec, snapshots, CLUSTER_RUN, x_range, mode))
+            self._views[chart_id] = (wanted[chart_id], chart_view(spec, snapshots, x_range, mode))
         for chart_id, widget in visible:
             widget.set_view(self._views[chart_id][1])
         cells = max(widget.size.width for _, widget in visible)
@@ -238,12 +235,12 @@ class ClusterScreen(PauseActions, GridActions, Screen[None]):
             self._told_width = cells
             self.source.set_width(cells)
 
-    def _chart_keys(self, spec: ChartSpec) -> tuple[list[SeriesKey], str]:
-        """A chart's series keys and default mode, worked out once for its spec (hundreds of series, sorted by node)."""
-        found = self._keys_of.get(spec.chart)
+    def _default_mode(self, spec: ChartSpec) -> str:
+        """A chart's default mode, worked out once for its spec (hundreds of series, sorted by node)."""
+        found = self._default_modes.get(spec.chart)
         if found is None or found[0] is not spec:
-            found = self._keys_of[spec.chart] = (spec, series_keys(spec, CLUSTER_RUN), default_mode(spec))
-        return found[1], found[2]
+            found = self._default_modes[spec.chart] = (spec, default_mode(spec))
+        return found[1]
 
     def _draw_nodes(self) -> None:
         if self._sidebar_visible:

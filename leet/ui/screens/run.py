@@ -26,7 +26,7 @@ from leet.ui.screens.alerts import AlertsScreen, announce
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.screens.pause import PauseActions
 from leet.ui.views.alerts import RunSeen, alert_markers, run_news
-from leet.ui.views.charts import chart_view, default_mode, filter_specs, series_keys
+from leet.ui.views.charts import chart_view, default_mode, filter_specs
 from leet.ui.views.footer import status_line
 from leet.ui.views.run import (
     console_lines,
@@ -74,11 +74,12 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
         self._clock = clock
         # Which nodes of a shared run show in the system charts and the console.
         self.labels = labels if isinstance(labels, LabelFilter) else LabelFilter.parse(labels)
-        self._system_filtered: tuple = (None, None)
+        self._system_specs_for: tuple | None = None  # (the roster version, node filter) the system specs were grouped for
         self.filters = {"metrics": "", "system": "", "overview": "", "console": ""}
         self._modes: dict[str, str] = {}
         self._metric_specs: dict[str, ChartSpec] = {}
         self._system_specs: dict[str, ChartSpec] = {}
+        self._all_system_specs: list[ChartSpec] = []  # before the system filter
         self._metric_specs_for: tuple | None = None
         self._snapshot: RunSnapshot | None = None
         self._alerts_seen: RunSeen | None = None  # what the last look saw: alerts and state (news is what differs)
@@ -131,10 +132,11 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
     def _draw_metrics(self, snapshot: RunSnapshot) -> None:
         grid = self._grid("metrics")
         # Grouping thousands of keys costs tens of milliseconds: only when the keys or the filter change.
-        wanted = (snapshot.history_keys, self.filters["metrics"], snapshot.axes, snapshot.hidden)
+        wanted = (snapshot.history_keys, self.filters["metrics"], snapshot.axes, snapshot.hidden, snapshot.run_key)
         if wanted != self._metric_specs_for:
             self._metric_specs_for = wanted
-            specs = metric_specs(*wanted, labelled=bool(snapshot.writers))
+            keys, pattern, axes, hidden, run = wanted
+            specs = metric_specs(keys, pattern, axes, hidden, labelled=bool(snapshot.writers), run=run)
             self._metric_specs = {spec.chart: spec for spec in specs}
             grid.set_charts([spec.chart for spec in specs])
         if not grid.display:
@@ -146,15 +148,14 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
         grid = self._grid("system")
         store = self.source.store
         run = self.source.system_key
-        series = store.series(run)
-        if (len(series), self.labels) != self._system_filtered:
-            self._system_filtered = (len(series), self.labels)
-            keys = [s.key if s.label is None else f"{s.key}/l:{s.label}" for s in series if self.labels.matches(s.label)]
-            self._all_system_specs = group(keys, order="title")
-        specs = filter_specs(getattr(self, "_all_system_specs", []), self.filters["system"])
+        wanted = (store.roster_version(run), self.labels)
+        if wanted != self._system_specs_for:
+            self._system_specs_for = wanted
+            self._all_system_specs = group((s for s in store.series(run) if self.labels.matches(s.label)), order="title")
+        specs = filter_specs(self._all_system_specs, self.filters["system"])
         self._system_specs = {spec.chart: spec for spec in specs}
         grid.set_charts([spec.chart for spec in specs])
-        if not grid.display or not series:
+        if not grid.display or not specs:
             return
         span = store.time_span(run)
         self._draw_grid(grid, self._system_specs, run, time_range(*span) if span else (0.0, 1.0), "time")
@@ -167,7 +168,7 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
         visible = grid.visible_charts()
         # A chart with a define_metric axis reads its own store namespace, and gets that axis's range.
         runs = {chart_id: axis_key(run, specs[chart_id].x_axis) if specs[chart_id].x_axis else run for chart_id, _ in visible}
-        wanted = [key for chart_id, _ in visible for key in series_keys(specs[chart_id], runs[chart_id])]
+        wanted = [key for chart_id, _ in visible for key in specs[chart_id].keys]
         store = self.source.store
         snapshots = store.snapshot(wanted)
         ranges: dict[str, tuple[float, float]] = {run: x_range}
@@ -178,7 +179,7 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
                 span = store.time_span(where)
                 ranges[where] = step_range(min(0.0, span[0]), span[1]) if span else (0.0, 1.0)
             mode = self._modes.get(f"{grid.id}:{chart_id}") or default_mode(spec)
-            widget.set_view(chart_view(spec, snapshots, where, ranges[where], mode, x_kind=x_kind, markers=() if spec.x_axis else markers))
+            widget.set_view(chart_view(spec, snapshots, ranges[where], mode, x_kind=x_kind, markers=() if spec.x_axis else markers))
 
     def _draw_text(self, snapshot: RunSnapshot) -> None:
         overview = self.query_one("#overview", TextPane)

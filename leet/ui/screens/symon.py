@@ -25,7 +25,7 @@ from leet.ui.bindings import SYMON_KEYS, footer_hints, screen_keys
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.screens.pause import PauseActions
 from leet.ui.screens.process_dialogs import Sender, SignalPicker, SortPicker, Target, send_signal
-from leet.ui.views.charts import chart_view, default_mode, filter_specs, read_resolution, series_keys
+from leet.ui.views.charts import chart_view, default_mode, filter_specs, read_resolution
 from leet.ui.views.footer import status_line
 from leet.ui.views.gpu import device_sections, fit_accelerators, fit_gpu_section, gpu_vendors, lost_gpu_notes
 from leet.ui.views.health import (
@@ -96,8 +96,7 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         self._clock = clock
         self._specs: list[ChartSpec] = []
         self._spec_by_id: dict[str, ChartSpec] = {}
-        self._series_count = -1
-        self._gpu_vendors: list[str] = []
+        self._specs_for: tuple | None = None  # (the run's roster version, GPU vendors) the specs were grouped for
         self._modes: dict[str, str] = {}
         self.chart_filter = ""
         self._drawn_version = -1
@@ -169,13 +168,12 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         self._draw_bars()
 
     def _refresh_specs(self) -> None:
-        series = self.source.store.series(self.source.run)
+        store, run = self.source.store, self.source.run
         vendors = gpu_vendors(self.source.extras)
-        if len(series) != self._series_count or vendors != self._gpu_vendors:
-            self._series_count = len(series)
-            self._gpu_vendors = vendors
-            keys = [s.key if s.label is None else f"{s.key}/l:{s.label}" for s in series]
-            self._specs = name_gpu_vendors(group(keys, order="symon"), vendors)
+        wanted = (store.roster_version(run), vendors)
+        if wanted != self._specs_for:
+            self._specs_for = wanted
+            self._specs = name_gpu_vendors(group(store.series(run), order="symon"), vendors)
             self._spec_by_id = {spec.chart: spec for spec in self._specs}
         shown = filter_specs(self._specs, self.chart_filter)
         self.grid.set_charts([spec.chart for spec in shown])
@@ -191,13 +189,13 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
     def _draw_charts(self) -> None:
         x_range = self._x_range()
         visible = self.grid.visible_charts()
-        wanted = [key for chart_id, _ in visible for key in series_keys(self._spec_by_id[chart_id], self.source.run)]
+        wanted = [key for chart_id, _ in visible for key in self._spec_by_id[chart_id].keys]
         snapshots = self.source.store.snapshot(wanted, since=x_range[0], resolution=read_resolution(x_range, (widget.size.width for _, widget in visible)))
         with self.app.batch_update():
             for chart_id, widget in visible:
                 spec = self._spec_by_id[chart_id]
                 mode = self._modes.get(chart_id) or default_mode(spec)
-                widget.set_view(chart_view(spec, snapshots, self.source.run, x_range, mode))
+                widget.set_view(chart_view(spec, snapshots, x_range, mode))
 
     def _draw_sidebar(self) -> None:
         extras = self.source.extras

@@ -10,19 +10,19 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 
+from leet.alerts.alert_tail import RunAlerts
 from leet.common.clock import clock_text
 from leet.common.matching import compile_filter
 from leet.common.text import clean
 from leet.common.ticks import step_range
+from leet.discovery.probe import RunEntry
 from leet.model.keys import system_key
 from leet.model.node_filter import LabelFilter
 from leet.model.run import RunSnapshot, RunState
 from leet.model.store import SeriesKey
 from leet.runfile.reader import RunFileError
-from leet.sources.alert_tail import RunAlerts
 from leet.sources.base import Snapshots, WorkspaceView
 from leet.sources.shared import open_run
-from leet.sources.workspace import RunEntry
 from leet.ui.app import leet_app
 from leet.ui.bindings import WORKSPACE_KEYS, footer_hints, screen_keys
 from leet.ui.screens.alerts import AlertsScreen, announce

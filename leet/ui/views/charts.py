@@ -33,10 +33,6 @@ def read_resolution(x_range: tuple[float, float], widths: Iterable[int]) -> floa
     return span / (ENTRIES_PER_CELL * widest)
 
 
-def series_keys(spec: ChartSpec, run: str) -> list[SeriesKey]:
-    return [SeriesKey(run, info.key, info.label) for info in spec.series]
-
-
 # From this many series from several nodes, overlaid lines (and 8-cell heatmap
 # row names) stop being readable: the spread across nodes says more.
 _SPREAD_FROM = 4
@@ -108,7 +104,6 @@ def _scaled(data: SeriesData, scale: float) -> SeriesView:
 def chart_view(
     spec: ChartSpec,
     snapshots: Mapping[SeriesKey, SeriesData],
-    run: str,
     x_range: tuple[float, float],
     mode: str,
     x_kind: str = "time",
@@ -119,11 +114,11 @@ def chart_view(
     ``markers``: ``(x, level)`` events for the x-axis row (a run's alerts by step)."""
     labels = node_labels(spec)
     if mode == "spread" and len(labels) >= 2:
-        return replace(_spread_view(spec, snapshots, run, x_range, x_kind), markers=markers)
+        return replace(_spread_view(spec, snapshots, x_range, x_kind), markers=markers)
     names: list[str] = []
     data: list[SeriesView] = []
     groups: list[int] = []
-    for info, key in zip(spec.series, series_keys(spec, run)):
+    for info, key in zip(spec.series, spec.keys):
         snapshot = snapshots.get(key)
         if snapshot is None:
             continue
@@ -153,13 +148,12 @@ def chart_view(
 def _spread_view(
     spec: ChartSpec,
     snapshots: Mapping[SeriesKey, SeriesData],
-    run: str,
     x_range: tuple[float, float],
     x_kind: str,
 ) -> ChartView:
     """Min to max across nodes as a band, their median, and the node that stands apart."""
     by_node: dict[str, list[SeriesView]] = {node_name(label): [] for label in node_labels(spec)}
-    for info, key in zip(spec.series, series_keys(spec, run)):
+    for info, key in zip(spec.series, spec.keys):
         snapshot = snapshots.get(key)
         if snapshot is not None:
             by_node[node_name(info.label)].append(_scaled(snapshot, info.scale))

@@ -13,11 +13,11 @@ from leet.common.matching import compile_filter
 from leet.common.text import clean
 from leet.common.units import format_value
 from leet.model.catalog import ChartSpec, MetricInfo
-from leet.model.keys import natural_key, split_label
+from leet.model.keys import axis_key, natural_key, split_label
 from leet.model.run import RunSnapshot, RunState
 from leet.model.store import SeriesData, SeriesKey
 from leet.model.values import collapse_media, describe_value, format_duration, media_noun, plain
-from leet.runfile.records import flatten
+from leet.runfile.decode import flatten
 from leet.ui.views.alerts import alert_section
 from leet.ui.views.charts import whole_numbers
 from widgets.chartframe import ChartView
@@ -197,13 +197,15 @@ def metric_specs(
     axes: Mapping[str, str] | None = None,
     hidden: Iterable[str] = (),
     labelled: bool = False,
+    run: str = "",
 ) -> list[ChartSpec]:
     """One chart per logged metric, in natural order; ``pattern`` filters by name.
 
     ``axes`` gives a metric's ``define_metric`` x axis (its title says so),
     and ``hidden`` metrics get no chart. With ``labelled`` (a shared run),
     ``loss/l:rank1`` is writer rank1's ``loss``: one chart per metric, a
-    series per writer.
+    series per writer. ``run`` is the store namespace the charts read (a
+    chart with an axis reads the axis's one beside it).
     """
     matches = compile_filter(pattern)
     axes = axes or {}
@@ -224,7 +226,9 @@ def metric_specs(
         axis = axes.get(metric, "")
         title = clean(metric) + (f" · by {clean(axis)}" if axis else "")
         series = tuple(sorted(charts[metric], key=lambda info: natural_key(info.label or "")))
-        specs.append(ChartSpec(chart=metric, title=title, unit="", family="Metrics", percent=False, y_min=None, y_max=None, series=series, x_axis=axis))
+        where = axis_key(run, axis) if axis else run
+        stored = tuple(SeriesKey(where, metric, info.label) for info in series)
+        specs.append(ChartSpec(chart=metric, title=title, unit="", family="Metrics", percent=False, y_min=None, y_max=None, series=series, keys=stored, x_axis=axis))
     return specs
 
 
