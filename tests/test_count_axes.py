@@ -57,10 +57,10 @@ def test_a_plain_number_chart_of_whole_values_is_a_count_and_of_fractions_is_not
     assert whole_numbers([SeriesView.points([0, 1], [1.0, 3.0])])
     assert not whole_numbers([SeriesView.points([0, 1], [1.0, 2.5])])
     assert not whole_numbers([SeriesView.points([0, 1], [float("nan"), float("nan")])])
-    (spec,) = metric_specs(["gpus_in_use"], run="run")
+    (spec,) = metric_specs([("gpus_in_use", None)], run="run")
     counted = chart_view(spec, {SeriesKey("run", "gpus_in_use", None): data([0, 1, 2, 1], start=0)}, (0, 4), "line", "step")
     assert counted.integer and whole_labels(counted)
-    (spec,) = metric_specs(["loss"], run="run")
+    (spec,) = metric_specs([("loss", None)], run="run")
     fractional = chart_view(spec, {SeriesKey("run", "loss", None): data([0.2, 1.7], start=0)}, (0, 4), "line", "step")
     assert not fractional.integer
 

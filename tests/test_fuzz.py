@@ -51,7 +51,7 @@ def look_at_everything(source) -> None:
         header_parts(snapshot, width)
     console_lines(snapshot)
     no_charts_text(snapshot)
-    specs = metric_specs(snapshot.history_keys, "", snapshot.axes, snapshot.hidden, labelled=bool(snapshot.writers), run=snapshot.run_key)
+    specs = metric_specs(snapshot.history_keys, "", snapshot.axes, snapshot.hidden, run=snapshot.run_key)
     last = float(snapshot.last_step) if snapshot.last_step is not None else None
     draw_charts(source, specs, step_range(0.0, last), "step")
     system = source.system_key

@@ -67,7 +67,7 @@ def test_a_secondary_writers_history_is_charted_under_its_label(shared_secondary
     source = open_run(rank1.run_dir, store, rescan=0.0)
     assert isinstance(source, SharedRunSource)
     snapshot = settled(source)
-    assert "loss/l:rank1" in snapshot.history_keys
+    assert ("loss", "rank1") in snapshot.history_keys
     assert snapshot.last_step == 5
     points = store.snapshot([SeriesKey(source.run_key, "loss", "rank1")])
     assert len(next(iter(points.values())).t) == 6

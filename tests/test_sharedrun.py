@@ -2,6 +2,7 @@
 
 Opening any writer's directory opens the whole run; history comes from the
 primary, system metrics and console output from every writer under its label.
+Crafted writers' files cover what the SDK would not readily write.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from framer import RunWriter
 
 from leet.config import Config
 from leet.discovery.layout import read_head
 from leet.model.node_filter import LabelFilter
 from leet.model.run import ConsoleLine, RunState
-from leet.model.store import Store
+from leet.model.store import SeriesKey, Store
 from leet.runfile.folders import sibling_files
 from leet.sources.run import RunSource
 from leet.sources.shared import (
@@ -27,6 +29,7 @@ from leet.sources.shared import (
 from leet.ui.app import LeetApp
 from leet.ui.screens.label_picker import LabelPicker
 from leet.ui.screens.run import RunScreen
+from leet.ui.views.run import metric_specs
 
 LABELS = ("rank0", "rank1", "rank2", "rank3")
 
@@ -96,7 +99,7 @@ def test_the_merged_run_has_four_labels_history_from_the_primary_and_every_write
         assert snapshot.labels == LABELS
         assert [w.label for w in snapshot.writers][0] == "rank0" and snapshot.writers[0].primary
         assert sorted(w.label for w in snapshot.writers) == list(LABELS)
-        assert snapshot.history_keys == ("loss",) and snapshot.last_step == len(shared.primary.rows) - 1
+        assert snapshot.history_keys == (("loss", None),) and snapshot.last_step == len(shared.primary.rows) - 1
         system = source.store.series(source.system_key)
         assert {s.label for s in system} == set(LABELS)
         cpu = {s.label for s in system if s.key == "cpu"}
@@ -139,6 +142,42 @@ def test_a_writer_that_joins_later_is_picked_up(shared, tmp_path):
         assert source.snapshot().labels == LABELS
     finally:
         source.close()
+
+
+def crafted_shared_run(root: Path, histories: dict[str, list[dict[str, float]]]) -> SharedRunSource:
+    """A run of ``histories``' writers (label → rows by step; the first is the primary), read to its end."""
+    files = []
+    for label, rows in histories.items():
+        writer = RunWriter("crafted")
+        for step, row in enumerate(rows):
+            writer.history(step, row)
+        files.append(writer.exit().write(root / label / "run-crafted.wandb"))
+    source = SharedRunSource(files, Store(), labels=[None, *list(histories)[1:]], rescan=0.0)
+    while not source.loaded():
+        source.step()
+    return source
+
+
+def test_a_writers_metric_named_like_a_labelled_key_is_its_own_chart_with_its_points(tmp_path):
+    """rank1 logs ``loss/l:x``: the metric of that name, rank1's series of it (not ``loss`` of a node ``x``)."""
+    source = crafted_shared_run(tmp_path, {"rank0": [{"loss": 1.0}, {"loss": 0.5}], "rank1": [{"loss/l:x": 2.0}, {"loss/l:x": 3.0}]})
+    try:
+        snapshot = source.snapshot()
+        assert snapshot.history_keys == (("loss", None), ("loss/l:x", "rank1"))
+        specs = {spec.chart: spec for spec in metric_specs(snapshot.history_keys, run=snapshot.run_key)}
+        assert list(specs) == ["loss", "loss/l:x"]
+        assert specs["loss/l:x"].keys == (SeriesKey(source.run_key, "loss/l:x", "rank1"),)
+        points = source.store.snapshot(list(specs["loss/l:x"].keys))
+        assert [list(series.mean) for series in points.values()] == [[2.0, 3.0]]
+    finally:
+        source.close()
+
+
+def test_every_writers_series_of_a_metric_share_its_chart_and_a_hidden_metric_has_none():
+    series = [("loss", None), ("loss", "rank10"), ("loss", "rank2"), ("secret", None), ("secret", "rank1"), ("acc", "rank1")]
+    specs = metric_specs(series, hidden={"secret"}, run="run")
+    assert [spec.chart for spec in specs] == ["acc", "loss"]
+    assert specs[1].keys == (SeriesKey("run", "loss", None), SeriesKey("run", "loss", "rank2"), SeriesKey("run", "loss", "rank10"))
 
 
 def test_merge_console_keeps_time_order_and_the_newest_lines():

@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from stored_series import stored
 
 from collectors.base import CollectorStatus, Health
 from collectors.gpu import AcceleratorInfo, GpuInfo
 from leet.model.catalog import describe
+from leet.model.store import SeriesKey
 from leet.testing.demo import ACCELERATOR_BOXES, accelerator_collectors, make_accelerator_demo
 from leet.ui.views.gpu import (
     Readings,
@@ -30,6 +32,11 @@ from widgets.vitals import VitalsModel, vitals_line_count, vitals_rows
 LARGE = (160, 48)
 FILTER_OPENMETRICS = ("backslash", *"openmetrics", "enter")
 GIB = 2**30
+
+
+def as_stored(latest: dict[str, float]) -> dict[SeriesKey, float]:
+    """Values by W&B key as the store holds them: by series, each key's node label split off."""
+    return dict(zip(stored(latest), latest.values()))
 
 
 def text_rows(model: VitalsModel, width: int = 40) -> list[str]:
@@ -52,7 +59,7 @@ def amd(index: int) -> AcceleratorInfo:
 
 def test_one_line_per_device_vendor_meter_memory_temperature_power():
     latest = {"gpu.0.gpu": 97.0, "gpu.0.memoryAllocated": 50.0, "gpu.0.temp": 71.0, "gpu.0.powerWatts": 612.0}
-    (group,) = accelerator_groups(latest, [amd(0)])
+    (group,) = accelerator_groups(as_stored(latest), [amd(0)])
     assert group.heading == "AMD Instinct MI300X"
     rows = text_rows(VitalsModel(accelerators=(group,)), 46)
     assert rows[0] == "AMD Instinct MI300X"
@@ -65,7 +72,7 @@ def test_one_line_per_device_vendor_meter_memory_temperature_power():
 
 def test_headings_name_the_vendor_and_count():
     latest = {f"tpu.{i}.dutyCycle": 90.0 for i in range(4)}
-    (group,) = accelerator_groups(latest, [tpu(i) for i in range(4)])
+    (group,) = accelerator_groups(as_stored(latest), [tpu(i) for i in range(4)])
     assert group.heading == "4 × Google TPU v6e"
     assert [row.label for row in group.rows] == ["TPU0", "TPU1", "TPU2", "TPU3"]
     assert group.rows[0].details == ()  # no HBM figure yet: nothing made up
@@ -73,10 +80,10 @@ def test_headings_name_the_vendor_and_count():
 
 def test_values_are_read_with_a_node_label_after_the_key():
     latest = {"tpu.0.dutyCycle/l:node3": 42.0, "tpu.0.hbmMemoryUsage/l:node3": 25.0}
-    (group,) = accelerator_groups(latest, [tpu(0)])
+    (group,) = accelerator_groups(as_stored(latest), [tpu(0)])
     assert (group.rows[0].reading, group.rows[0].details) == ("42%", (("8.00/32.0 GiB", "value"),))
     # DCGM names its node in the key; a --label after it is found too.
-    assert Readings({"gpu.0.temp/l:l1337/l:rank0": 61.0}).get("gpu.0.temp/l:l1337") == 61.0
+    assert Readings(as_stored({"gpu.0.temp/l:l1337/l:rank0": 61.0})).get("gpu.0.temp/l:l1337") == 61.0
 
 
 def test_devices_without_figures_say_why_dimly_once():
@@ -92,7 +99,7 @@ def test_idle_devices_beside_busy_ones_share_one_line():
     infos = [AcceleratorInfo("AWS", core, "trn1.32xlarge NeuronCore", f"trn.{core}.neuroncore_utilization") for core in range(2)]
     infos += [AcceleratorInfo("AWS", core, "trn1.32xlarge NeuronCore", reason="not in use by the watched Neuron runtime") for core in range(2, 5)]
     latest = {"trn.0.neuroncore_utilization": 80.0, "trn.1.neuroncore_utilization": 60.0}
-    (group,) = accelerator_groups(latest, infos)
+    (group,) = accelerator_groups(as_stored(latest), infos)
     assert [row.label for row in group.rows] == ["NC0", "NC1", "NC"]
     assert group.rows[-1].reading == "3 more: not in use by the watched Neuron runtime"
     assert group.strip == ((0, 0.8), (1, 0.6), (2, None), (3, None), (4, None))
@@ -101,7 +108,7 @@ def test_idle_devices_beside_busy_ones_share_one_line():
 def test_many_devices_collapse_to_a_mean_and_a_strip():
     infos = [AcceleratorInfo("AWS", core, "trn1.32xlarge NeuronCore", f"trn.{core}.neuroncore_utilization") for core in range(32)]
     latest = {f"trn.{core}.neuroncore_utilization": float(50 + core) for core in range(32)}
-    model = VitalsModel(accelerators=accelerator_groups(latest, infos))
+    model = VitalsModel(accelerators=accelerator_groups(as_stored(latest), infos))
     fitted = fit_accelerators(model, 200, 10)  # room to spare, but 32 meters in a column compare badly
     assert fitted.accelerators[0].collapsed and vitals_line_count(fitted) == 4
     rows = text_rows(fitted, 40)
@@ -112,7 +119,7 @@ def test_many_devices_collapse_to_a_mean_and_a_strip():
 
 def test_short_of_room_the_biggest_group_collapses_first():
     latest = {f"tpu.{i}.dutyCycle": 90.0 for i in range(8)}
-    groups = accelerator_groups(latest, [tpu(i) for i in range(8)])
+    groups = accelerator_groups(as_stored(latest), [tpu(i) for i in range(8)])
     model = VitalsModel(meters=(), accelerators=groups)
     assert vitals_line_count(model) == 9
     assert fit_accelerators(model, 30, 10) is model
@@ -124,7 +131,7 @@ def test_amd_gpus_without_nvidia_ones_are_the_gpu_section():
     gpus = (GpuInfo(0, "AMD Instinct MI300X", 192 * GIB, 750.0),)
     latest = {"gpu.0.gpu": 90.0, "gpu.0.memoryAllocatedBytes": 96.0 * GIB, "gpu.0.temp": 70.0}
     extras = {"gpus": gpus, "accelerators.amd": (amd(0),)}
-    gpu, others = device_sections(latest, latest, extras)
+    gpu, others = device_sections(latest, as_stored(latest), extras)
     assert gpu.heading == "AMD Instinct MI300X" and [row.label for row in gpu.rows] == ["GPU0"]
     assert others == ()
     assert gpu_vendors(extras) == ["AMD"]
@@ -133,7 +140,7 @@ def test_amd_gpus_without_nvidia_ones_are_the_gpu_section():
 def test_amd_gpus_beside_nvidia_ones_get_lines_naming_the_vendor():
     gpus = (GpuInfo(0, "NVIDIA H100 80GB HBM3", 80 * GIB, 700.0),)
     extras = {"gpus": gpus, "accelerators.amd": (amd(0),)}
-    gpu, (group,) = device_sections({"gpu.0.gpu": 90.0}, {"gpu.0.gpu": 90.0}, extras)
+    gpu, (group,) = device_sections({"gpu.0.gpu": 90.0}, as_stored({"gpu.0.gpu": 90.0}), extras)
     assert gpu.heading == "NVIDIA H100 80GB HBM3" and group.heading == "AMD Instinct MI300X"
     assert group.rows[0].label == "AMD0"
     assert gpu_vendors(extras) == ["NVIDIA", "AMD"]
@@ -149,7 +156,7 @@ def test_apple_gpu_keys_are_left_to_the_apple_line():
                             memory_total=32 * GIB)
     latest = {"gpu.0.gpu": 35.0, "gpu.0.temp": 48.0, "gpu.0.powerWatts": 6.2, "memory.used_percent": 50.0}
     absent = ["no NVIDIA driver: libnvidia-ml.so.1 not found"]
-    gpu, (group,) = device_sections(latest, latest, {"accelerators.apple": (apple,)}, absent)
+    gpu, (group,) = device_sections(latest, as_stored(latest), {"accelerators.apple": (apple,)}, absent)
     assert gpu.rows == () and gpu.note == ""  # no "no NVIDIA driver" on a Mac whose GPU is listed
     assert group.heading == "Apple M2 Max GPU"
     assert group.rows[0].label == "GPU0" and group.rows[0].details == (("16.0/32.0 GiB", "value"), ("48°C", "value"), ("6W", "value"))
@@ -162,7 +169,7 @@ def test_dcgm_gpus_on_several_nodes_get_a_group_each():
     ]
     raw = {f"gpu.{i}.gpu/l:{node}": 10.0 * i + (50 if node == "l1338" else 0) for node in ("l1337", "l1338") for i in range(2)}
     latest = {"gpu.0.gpu": 50.0, "gpu.1.gpu": 60.0}  # the store's keys, labels dropped: nodes mixed
-    gpu, groups = device_sections(latest, raw, {"accelerators.dcgm": tuple(infos)})
+    gpu, groups = device_sections(latest, as_stored(raw), {"accelerators.dcgm": tuple(infos)})
     assert gpu.rows == ()  # not the mixed-up keys
     assert [group.heading for group in groups] == ["2 × NVIDIA H100 80GB HBM3 on l1337", "2 × NVIDIA H100 80GB HBM3 on l1338"]
     assert [row.reading for row in groups[1].rows] == ["50%", "60%"]

@@ -35,7 +35,7 @@ def test_old_system_keys_land_on_todays_charts(case):
     source = open_run(FIXTURES / case["files"][0], store)
     snapshot = settled(source)
     assert snapshot.state is RunState.FINISHED and snapshot.last_step == 5
-    assert {"loss", "acc", "val.loss"} <= set(snapshot.history_keys)
+    assert {("loss", None), ("acc", None), ("val.loss", None)} <= set(snapshot.history_keys)
     keys = [series.key for series in store.series(source.system_key)]
     titles = {spec.title for spec in group(store.series(source.system_key))}
     assert "System Memory" in titles and "Disk Usage" in titles, f"{case['release']}: {sorted(keys)}"
@@ -62,7 +62,7 @@ def test_a_shared_secondarys_history_is_read(case):
     assert all(layout.kind == "shared" and len(layout.writers) == 2 for layout in layouts)
     secondary = next(layout for layout in layouts if not layout.writers[0].file == layout.file)
     snapshot = settled(open_run(secondary.file, Store(), rescan=0.0))
-    labelled = [key for key in snapshot.history_keys if "/l:" in key]
+    labelled = [key for key, label in snapshot.history_keys if label is not None]
     assert labelled, f"the secondary's history: {snapshot.history_keys}"
     assert [writer.opened for writer in snapshot.writers] == [False, True]
 

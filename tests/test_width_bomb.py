@@ -48,7 +48,7 @@ def test_the_row_cap_is_the_chart_cap():
 
 def test_a_wide_run_keeps_the_first_keys_by_name_and_counts_the_rest(bomb):
     snapshot = bomb.snapshot()
-    assert snapshot.history_keys == tuple(name(index) for index in range(MAX_METRICS))
+    assert snapshot.history_keys == tuple((name(index), None) for index in range(MAX_METRICS))
     # Both rows were too wide to read whole: the count is a lower bound.
     assert snapshot.capped["metrics"] == (MAX_METRICS, WIDE - MAX_METRICS, False)
     assert len(bomb.store.series(bomb.run_key)) == MAX_METRICS
@@ -73,7 +73,7 @@ def test_keys_that_come_later_wait_behind_the_first_ones_and_are_counted_exactly
         writer.history(step, {name(step * per_row + index): 1.0 for index in range(per_row)})
     source = loaded(writer.exit().write(tmp_path / "run-trickle.wandb"))
     snapshot = source.snapshot()
-    assert snapshot.history_keys == tuple(name(index) for index in range(MAX_METRICS))
+    assert snapshot.history_keys == tuple((name(index), None) for index in range(MAX_METRICS))
     assert snapshot.capped["metrics"] == (MAX_METRICS, 3 * per_row - MAX_METRICS, True)
     assert len(source.store.series(source.run_key)) == MAX_METRICS
 
@@ -96,7 +96,7 @@ def test_wide_config_summary_and_stats_are_capped_and_counted(tmp_path):
         assert snapshot.capped[part] == (MAX_METRICS, WIDE - MAX_METRICS, True)
     assert len(snapshot.config) == len(snapshot.summary) == MAX_METRICS
     assert len(source.store.series(source.system_key)) == MAX_METRICS
-    assert snapshot.history_keys == ("loss",)
+    assert snapshot.history_keys == (("loss", None),)
 
 
 def wide_payload(count: int, nested: bool, extra: dict[str, str] | None = None) -> bytes:

@@ -16,6 +16,7 @@ from typing import Any, Collection, Iterable, Mapping
 
 from leet.model.axes import MetricAxes
 from leet.model.catalog import KeyCap
+from leet.model.keys import KeyLabel
 from leet.model.state import CRASH_AFTER, RunState, Verdict, judge
 from leet.runfile.events import (
     ConfigUpdate,
@@ -268,7 +269,7 @@ class RunSnapshot:
     environments: tuple[Any, ...]
     console: tuple[ConsoleLine, ...]
     last_step: int | None
-    history_keys: tuple[str, ...]
+    history_keys: tuple[KeyLabel, ...]  # the history series as the store holds them: (key, writer label), label None for the primary's
     records: int
     bytes_read: int
     file_size: int
@@ -313,7 +314,7 @@ class RunSnapshot:
             environments=tuple(model.environments),
             console=tuple(model.console.snapshot(console_lines)),
             last_step=model.last_step,
-            history_keys=tuple(sorted(model.history_keys)),
+            history_keys=tuple((key, None) for key in sorted(model.history_keys)),
             media_keys=tuple(sorted(model.media_keys.items())),
             records=model.records,
             bytes_read=model.bytes_read or file_size,

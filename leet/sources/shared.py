@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from leet.discovery.layout import RunLayout, read_head, resolve
-from leet.model.keys import join_label, natural_key
+from leet.model.keys import KeyLabel, natural_key
 from leet.model.run import ALERTS_KEPT, CRASH_AFTER, AlertRecord, ConsoleLine, RunSnapshot, RunState, WriterStatus
 from leet.model.store import Store
 from leet.runfile.folders import is_workspace, sibling_files
@@ -105,7 +105,7 @@ class SharedRunSource(Tailer):
     ``files`` lists the writers' run files, the primary's first (see
     ``layout.resolve``). One worker thread reads every writer in turn. History
     lands under ``run_key``: the primary's as it is, each other writer's under
-    its node label (``loss/l:rank1``), so a key logged by several writers keeps
+    its node label (``loss`` of ``rank1``), so a key logged by several writers keeps
     a series per writer, merged by step as W&B merges them. Every writer's
     system metrics land under ``system_key``.
     """
@@ -292,12 +292,12 @@ def merge_alerts(snaps: Sequence[RunSnapshot], labels: Sequence[str | None]) -> 
     return tuple(merged[extra:]), dropped + extra
 
 
-def _history_keys(snaps: Sequence[RunSnapshot], labels: Sequence[str | None]) -> tuple[str, ...]:
-    """Every writer's history keys, as the store holds them: the primary's bare, the others' labelled."""
-    keys = set(snaps[0].history_keys)
+def _history_keys(snaps: Sequence[RunSnapshot], labels: Sequence[str | None]) -> tuple[KeyLabel, ...]:
+    """Every writer's history series, as the store holds them: the primary's unlabelled, each other's under its label."""
+    series = set(snaps[0].history_keys)
     for snap, label in zip(snaps[1:], labels[1:]):
-        keys.update(join_label(key, label) for key in snap.history_keys)
-    return tuple(sorted(keys))
+        series.update((key, label) for key, _ in snap.history_keys)
+    return tuple(sorted(series, key=lambda name: (name[0], name[1] or "")))
 
 
 def _run_id_of(file: Path) -> str:

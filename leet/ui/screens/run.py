@@ -135,8 +135,8 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
         wanted = (snapshot.history_keys, self.filters["metrics"], snapshot.axes, snapshot.hidden, snapshot.run_key)
         if wanted != self._metric_specs_for:
             self._metric_specs_for = wanted
-            keys, pattern, axes, hidden, run = wanted
-            specs = metric_specs(keys, pattern, axes, hidden, labelled=bool(snapshot.writers), run=run)
+            series, pattern, axes, hidden, run = wanted
+            specs = metric_specs(series, pattern, axes, hidden, run=run)
             self._metric_specs = {spec.chart: spec for spec in specs}
             grid.set_charts([spec.chart for spec in specs])
         if not grid.display:

@@ -18,7 +18,6 @@ from textual.screen import Screen
 from leet.common.matching import is_regex
 from leet.common.text import clean
 from leet.model.catalog import ChartSpec, group, name_gpu_vendors
-from leet.model.keys import join_label
 from leet.model.time_window import tail_window
 from leet.sources.live import LiveSource
 from leet.ui.bindings import SYMON_KEYS, footer_hints, screen_keys
@@ -202,8 +201,7 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         notes = self._notes(extras)
         stored = self.source.store.latest_values(self.source.run)
         latest = {key.key: value for key, value in stored.items()}
-        labelled = {join_label(key.key, key.label): value for key, value in stored.items()}
-        gpu, accelerators = device_sections(latest, labelled, extras, absent_gpu_reasons(self.source.status))
+        gpu, accelerators = device_sections(latest, stored, extras, absent_gpu_reasons(self.source.status))
         model = vitals_model(latest, extras.get("host"), self._disk_paths, notes, gpu, extras.get("disk_space"), accelerators)
         tables = self._shown_tables(extras)
         sidebar_height = self.size.height - 2  # less the header and status lines

@@ -251,9 +251,9 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         keys: set[str] = set()
         last_step = 0
         for snapshot in snapshots:
-            keys.update(snapshot.history_keys)
+            keys.update(key for key, _ in snapshot.history_keys)  # a chart per metric, whichever writer logged it
             last_step = max(last_step, snapshot.last_step or 0)
-        specs = {spec.chart: spec for spec in metric_specs(sorted(keys), self.filters["metrics"])}
+        specs = {spec.chart: spec for spec in metric_specs(((key, None) for key in keys), self.filters["metrics"])}
         self._specs = specs
         grid = self.grid
         grid.set_charts(list(specs))

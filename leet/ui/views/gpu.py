@@ -19,7 +19,8 @@ from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from leet.common.units import format_used_total, format_value
-from leet.model.keys import LABEL_SEPARATOR, split_label
+from leet.model.keys import LABEL_SEPARATOR, KeyLabel, split_label
+from leet.model.store import SeriesKey
 from widgets.vitals import (
     AcceleratorGroup,
     GpuRow,
@@ -196,25 +197,26 @@ def accelerator_infos(extras: Mapping[str, Any]) -> list[Any]:
 
 
 class Readings:
-    """The latest values by key, found with or without a node label after them.
+    """The latest value of each series, found by the keys a record names.
 
-    A record names its keys without the label that ``--label`` (or a shared
-    run) puts after every key; DCGM's records name their node's label, and
-    ``--label`` may come after that. Under a bare key, the first labelled
-    value stands in.
+    A record names its keys as W&B writes them: without the label that
+    ``--label`` (or a shared run) gives every series, or, for DCGM's, with
+    their node's label, which ``--label`` may follow in the stored label
+    (``node1/l:rank0``). Under a bare key, the first labelled value stands in.
     """
 
-    def __init__(self, latest: Mapping[str, float]) -> None:
-        self._values: dict[str, float] = {}
-        for raw, value in latest.items():
-            self._values[raw] = value
-            cut = raw.find(LABEL_SEPARATOR)
-            while cut >= 0:
-                self._values.setdefault(raw[:cut], value)
-                cut = raw.find(LABEL_SEPARATOR, cut + len(LABEL_SEPARATOR))
+    def __init__(self, latest: Mapping[SeriesKey, float]) -> None:
+        self._values: dict[KeyLabel, float] = {}
+        for series, value in latest.items():
+            key, label = series.key, series.label
+            self._values[(key, label)] = value
+            self._values.setdefault((key, None), value)
+            parts = label.split(LABEL_SEPARATOR) if label else []
+            for end in range(1, len(parts)):  # each node label the stored one begins with
+                self._values.setdefault((key, LABEL_SEPARATOR.join(parts[:end])), value)
 
     def get(self, key: str) -> float | None:
-        return _finite(self._values.get(key)) if key else None
+        return _finite(self._values.get(split_label(key))) if key else None
 
 
 def vendor_tag(info: Any) -> str:
@@ -311,8 +313,8 @@ def accelerator_group(readings: Readings, infos: Sequence[Any]) -> AcceleratorGr
     return AcceleratorGroup(heading, tuple(busy + _idle_rows(idle, tag)), tag=tag, summary=_summary(rows, tag), strip=strip)
 
 
-def accelerator_groups(latest: Mapping[str, float], infos: Sequence[Any]) -> tuple[AcceleratorGroup, ...]:
-    """A group per vendor and model, in the order the records came; ``latest`` keyed as stored (labels kept)."""
+def accelerator_groups(latest: Mapping[SeriesKey, float], infos: Sequence[Any]) -> tuple[AcceleratorGroup, ...]:
+    """A group per vendor and model, in the order the records came; ``latest`` by series, labels kept."""
     readings = Readings(latest)
     by_kind: dict[tuple[str, str], list[Any]] = {}
     for info in infos:
@@ -331,7 +333,7 @@ def claimed_gpu_indices(infos: Sequence[Any]) -> set[int]:
     claimed = set()
     for info in infos:
         for key in (info.utilization_key, info.memory_key, info.temp_key, info.power_key):
-            match = _GPU_INDEX.match(split_label(key or "")[0])
+            match = _GPU_INDEX.match(key or "")
             if match:
                 claimed.add(int(match.group(1)))
     return claimed
@@ -353,7 +355,7 @@ def gpu_vendors(extras: Mapping[str, Any]) -> list[str]:
 
 def device_sections(
     latest: Mapping[str, float],
-    raw_latest: Mapping[str, float],
+    stored: Mapping[SeriesKey, float],
     extras: Mapping[str, Any],
     absent_reasons: Iterable[str] = (),
 ) -> tuple[GpuSection, tuple[AcceleratorGroup, ...]]:
@@ -362,7 +364,7 @@ def device_sections(
     GPUs with records stay in the GPU section (NVIDIA's, or AMD's where there
     is no NVIDIA GPU); every other accelerator gets a line of its own, and a
     GPU only known by keys that an accelerator line reads is left to that line.
-    ``latest`` is keyed without node labels, ``raw_latest`` as stored.
+    ``latest`` is keyed without node labels, ``stored`` by series, labels kept.
     """
     gpus = tuple(extras.get("gpus") or ())
     others = [info for info in accelerator_infos(extras) if not in_gpu_section(info, gpus)]
@@ -371,7 +373,7 @@ def device_sections(
     # With accelerators to show, no GPU driver is how the machine is meant to be.
     reasons = () if others else absent_reasons
     section = gpu_section(gpu_latest, gpus, reasons)
-    return _name_vendor(section, extras, gpus), accelerator_groups(raw_latest, others)
+    return _name_vendor(section, extras, gpus), accelerator_groups(stored, others)
 
 
 def _name_vendor(section: GpuSection, extras: Mapping[str, Any], gpus: Sequence[Any]) -> GpuSection:

@@ -13,7 +13,7 @@ from leet.common.matching import compile_filter
 from leet.common.text import clean
 from leet.common.units import format_value
 from leet.model.catalog import ChartSpec, MetricInfo
-from leet.model.keys import axis_key, natural_key, split_label
+from leet.model.keys import KeyLabel, axis_key, natural_key
 from leet.model.run import RunSnapshot, RunState
 from leet.model.store import SeriesData, SeriesKey
 from leet.model.values import collapse_media, describe_value, format_duration, media_noun, plain
@@ -192,30 +192,26 @@ def console_lines(snapshot: RunSnapshot, pattern: str = "", labels: Any = None) 
 
 
 def metric_specs(
-    keys: Sequence[str],
+    series: Iterable[KeyLabel],
     pattern: str = "",
     axes: Mapping[str, str] | None = None,
     hidden: Iterable[str] = (),
-    labelled: bool = False,
     run: str = "",
 ) -> list[ChartSpec]:
     """One chart per logged metric, in natural order; ``pattern`` filters by name.
 
+    ``series`` are (key, writer label) as the store holds a run's history: a
+    shared run's writers each add a series to the chart of their metric.
     ``axes`` gives a metric's ``define_metric`` x axis (its title says so),
-    and ``hidden`` metrics get no chart. With ``labelled`` (a shared run),
-    ``loss/l:rank1`` is writer rank1's ``loss``: one chart per metric, a
-    series per writer. ``run`` is the store namespace the charts read (a
-    chart with an axis reads the axis's one beside it).
+    and ``hidden`` metrics get no chart. ``run`` is the store namespace the
+    charts read (a chart with an axis reads the axis's one beside it).
     """
     matches = compile_filter(pattern)
     axes = axes or {}
     hidden = set(hidden)
     charts: dict[str, list[MetricInfo]] = {}
-    for key in keys:
-        if key in hidden:
-            continue
-        metric, label = split_label(key) if labelled else (key, None)
-        if pattern and not matches(metric):
+    for metric, label in series:
+        if metric in hidden or (pattern and not matches(metric)):
             continue
         # Titles reach the terminal through plain Segments: metric names are untrusted text.
         charts.setdefault(metric, []).append(
@@ -225,10 +221,10 @@ def metric_specs(
     for metric in sorted(charts, key=natural_key):
         axis = axes.get(metric, "")
         title = clean(metric) + (f" · by {clean(axis)}" if axis else "")
-        series = tuple(sorted(charts[metric], key=lambda info: natural_key(info.label or "")))
+        infos = tuple(sorted(charts[metric], key=lambda info: natural_key(info.label or "")))
         where = axis_key(run, axis) if axis else run
-        stored = tuple(SeriesKey(where, metric, info.label) for info in series)
-        specs.append(ChartSpec(chart=metric, title=title, unit="", family="Metrics", percent=False, y_min=None, y_max=None, series=series, keys=stored, x_axis=axis))
+        stored = tuple(SeriesKey(where, metric, info.label) for info in infos)
+        specs.append(ChartSpec(chart=metric, title=title, unit="", family="Metrics", percent=False, y_min=None, y_max=None, series=infos, keys=stored, x_axis=axis))
     return specs
 
 
