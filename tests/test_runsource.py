@@ -91,7 +91,7 @@ def test_basic_run_loads_finished_with_every_step_and_key(basic_run):
     assert snapshot.state is RunState.FINISHED
     assert snapshot.exit_code == 0
     assert snapshot.last_step == basic_run.steps - 1
-    assert set(snapshot.history_keys) == {".".join(path) for path in basic_run.keys} == {"loss", "acc", "lr", "eval.loss"}
+    assert set(snapshot.history_keys) == {(".".join(path), None) for path in basic_run.keys} == {(key, None) for key in ("loss", "acc", "lr", "eval.loss")}
     assert snapshot.run_key == basic_run.run_id
     assert snapshot.lost_bytes == snapshot.lost_records == 0
     assert snapshot.bytes_read == snapshot.file_size == basic_run.wandb_path.stat().st_size
@@ -112,8 +112,8 @@ def test_system_metrics_go_under_their_own_key_not_the_runs(basic_run):
     source = load(basic_run.run_dir)
     system = {series.key for series in source.store.series(source.system_key)}
     assert "memory_percent" in system
-    assert not system & set(source.snapshot().history_keys)
-    assert {series.key for series in source.store.series(source.run_key)} == set(source.snapshot().history_keys)
+    assert not system & {key for key, _ in source.snapshot().history_keys}
+    assert {(series.key, series.label) for series in source.store.series(source.run_key)} == set(source.snapshot().history_keys)
 
 
 def test_config_summary_and_identity_reach_the_overview(basic_run):
@@ -193,7 +193,8 @@ def test_failed_run_shows_failed_with_its_exit_code(failed_run):
 
 def test_killed_run_is_running_until_crash_after_passes_without_growth(killed_run):
     clock = FakeMonotonic()
-    source = load(killed_run.run_dir, monotonic=clock, crash_after=60.0)
+    written = killed_run.wandb_path.stat().st_mtime  # opened as its writer died, however old the fixture is by now
+    source = load(killed_run.run_dir, monotonic=clock, wall=lambda: written, crash_after=60.0)
     snapshot = source.snapshot()
     assert snapshot.exit_code is None
     assert snapshot.state is RunState.RUNNING

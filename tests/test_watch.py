@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from framer import Framer
 
 from leet.alerts.events import ALERT, CRASHED, FAILED, FINISHED, NODE_LOST, THRESHOLD
 from leet.alerts.follow import Follower
@@ -25,16 +26,26 @@ from leet.alerts.rules import parse_rule
 from leet.alerts.settings import AlertSettings
 from leet.alerts.thresholds import ThresholdWatch
 from leet.commands.watch import Watch
+from leet.discovery.probe import probe
+from leet.model.state import RunState
+from leet.runfile import wandb_records_pb2 as pb
 from leet.runfile.decode import EventReader
 
 
 def copy_run(run_dir: Path, folder: Path) -> Path:
-    """A run directory's run file copied into ``folder`` (a watched workspace), as a new run appearing."""
+    """A run directory's run file copied into ``folder`` (a watched workspace), as a new run appearing: written just now."""
     target = folder / run_dir.name
     target.mkdir(parents=True)
     for file in run_dir.glob("run-*.wandb"):
-        shutil.copy2(file, target / file.name)
+        shutil.copy(file, target / file.name)  # not copy2: the fixture's own age must not make a run look crashed
     return target
+
+
+def last_written(run_dir: Path, seconds_ago: float) -> None:
+    """Set when the run's files were last written: silence is what the crash rule reads."""
+    when = time.time() - seconds_ago
+    for file in run_dir.glob("run-*.wandb"):
+        os.utime(file, (when, when))
 
 
 def drain(follower: Follower, now: float | None = None, rounds: int = 3) -> list:
@@ -120,6 +131,23 @@ def test_a_node_that_stops_writing_while_the_others_go_on_is_lost(shared_run, tm
     assert [alert for alert in drain(follower, now=now + 10) if alert.kind == NODE_LOST] == []  # once a silence
 
 
+def test_a_restart_does_not_call_a_node_that_exited_before_it_lost(shared_run, tmp_path):
+    folder = tmp_path / "wandb"
+    state = tmp_path / "state" / "ledger.json"
+    copies = {writer.label: copy_run(writer.run_dir, folder) / writer.wandb_path.name for writer in shared_run.writers}
+    for label, path in copies.items():
+        if label != "rank1":
+            cut_before_exit(path)  # the others still write; rank1 exited five minutes ago
+    now = time.time()
+    for label, path in copies.items():
+        os.utime(path, (now - 300, now - 300) if label == "rank1" else (now - 5, now - 5))
+    for _ in range(2):  # the second start reads rank1 on from after its exit record
+        ledger = Ledger(state)
+        follower = follow(folder, ledger=ledger, node_lost_after=120.0)
+        assert [alert for alert in drain(follower, now=now) if alert.kind == NODE_LOST] == []
+        ledger.save()
+
+
 def cut_before_exit(path: Path) -> None:
     exits = [item.offset for item in EventReader(path, live=False).poll().items if item.kind == "exit"]
     if exits:
@@ -166,6 +194,65 @@ def test_wait_duration_keeps_a_title_quiet_and_a_restart_tells_nothing_twice(ale
     step_until_quiet(again)
     assert printed(out_again) == []
     again.close()
+
+
+def test_a_restart_does_not_take_runs_that_ended_long_ago_for_crashed(alert_run, failed_run, tmp_path):
+    folder = tmp_path / "wandb"
+    state = tmp_path / "state" / "ledger.json"
+    for made in (alert_run, failed_run):
+        last_written(copy_run(made.run_dir, folder), seconds_ago=3600)  # ended an hour ago: well past crash_after
+    for _ in range(2):  # the second start reads on from where the first left, after the exit records
+        watch, out = watch_of(folder, Ledger(state))
+        step_until_quiet(watch)
+        watch.close()
+        assert printed(out) == []
+
+
+def test_a_restart_finds_the_exit_record_that_a_large_final_summary_follows(alert_run, tmp_path):
+    folder = tmp_path / "wandb"
+    folder.mkdir()
+    state = tmp_path / "state" / "ledger.json"
+    watch, out = watch_of(folder, Ledger(state))
+    step_until_quiet(watch)
+    copied = copy_run(alert_run.run_dir, folder)
+    (file,) = copied.glob("run-*.wandb")
+    with_a_large_summary_after_its_exit(file)
+    step_until_quiet(watch)
+    watch.close()
+    assert [line["kind"] for line in printed(out)][-1] == FINISHED
+    last_written(copied, seconds_ago=3600)
+    assert probe(copied.name, file, time.time()).state is RunState.FINISHED  # as `leet inspect`, reading it whole, says
+    again, out = watch_of(folder, Ledger(state))
+    step_until_quiet(again)
+    again.close()
+    assert printed(out) == []
+
+
+def with_a_large_summary_after_its_exit(file: Path) -> None:
+    """The file as older SDKs leave a run: the final summary after the exit record, here larger than a probe's tail read."""
+    framer = Framer()
+    framer.data = bytearray(file.read_bytes())
+    table = pb.SummaryItem(key="table", value_json=json.dumps("x" * 200_000))
+    framer.add(pb.Record(summary=pb.SummaryRecord(update=[table])).SerializeToString())
+    file.write_bytes(bytes(framer.data))
+
+
+def test_a_silent_run_with_no_exit_record_is_presumed_crashed_once_across_restarts(killed_run, tmp_path):
+    folder = tmp_path / "wandb"
+    state = tmp_path / "state" / "ledger.json"
+    copied = copy_run(killed_run.run_dir, folder)
+    first, out = watch_of(folder, Ledger(state))
+    step_until_quiet(first)
+    first.close()
+    assert printed(out) == []  # written just now: running, as far as anyone knows
+    last_written(copied, seconds_ago=3600)
+    kinds = []
+    for _ in range(2):
+        again, out = watch_of(folder, Ledger(state))
+        step_until_quiet(again)
+        again.close()
+        kinds.append([line["kind"] for line in printed(out)])
+    assert kinds == [[CRASHED], []]
 
 
 def test_events_switched_off_are_not_told(failed_run, alert_run, tmp_path):

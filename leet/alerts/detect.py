@@ -2,7 +2,9 @@
 
 Pure: events in, ``Alert``s out, no files and no clock of its own. A run
 that exits says finished (exit code 0) or failed; one whose file has not
-grown for ``crash_after`` without an exit record is presumed crashed; each
+grown for ``crash_after`` without an exit record is presumed crashed (a file
+found already ending with one, ``ended_with``, never is, even where the
+reading here starts after that record); each
 ``run.alert()`` record is an alert of its own; history rows and system
 metrics go through the threshold rules. A shared run's secondary writer
 exits with ``not_complete``: that ends the writer, not the run.
@@ -32,20 +34,25 @@ class WriterFacts:
     run_id: str = ""
     name: str = ""
     label: str = ""  # this writer's node label (``/l:`` on its system metrics)
-    exit: RunExit | None = None
+    exit: RunExit | None = None  # the exit record, once read here
+    ended_with: int | None = None  # the exit code the file was found ending with before reading began (None: no exit record)
     data_time: float = 0.0  # the newest time the data itself gave (a row's _timestamp, a stats time)
 
     @property
     def ended(self) -> bool:
-        return self.exit is not None
+        """The writer is done: its exit record was read here, or the file already ended with one (read before, by someone else)."""
+        return self.exit is not None or self.ended_with is not None
 
 
 class RunDetector:
     """One run file's records → alerts: ``feed(items, seen_at)``, then ``check(now, mtime)`` for silence."""
 
-    def __init__(self, source: str, thresholds: ThresholdWatch | None = None, *, crash_after: float = 600.0, run_id: str = "", name: str = "") -> None:
+    def __init__(
+        self, source: str, thresholds: ThresholdWatch | None = None, *,
+        crash_after: float = 600.0, run_id: str = "", name: str = "", ended_with: int | None = None,
+    ) -> None:
         self.source = source  # the run directory: what every alert from here is about
-        self.facts = WriterFacts(run_id=run_id, name=name)
+        self.facts = WriterFacts(run_id=run_id, name=name, ended_with=ended_with)
         self.thresholds = thresholds
         self.crash_after = crash_after
         self._crashed_at: float | None = None  # the file's mtime when it was presumed crashed
@@ -87,8 +94,8 @@ class RunDetector:
             self.facts.data_time = max(self.facts.data_time, t)
         if self.thresholds is None or not self.thresholds.rules:
             return
-        if values:
-            alerts.extend(self.thresholds.observe(self.scope, t or self.facts.data_time, values, running=not self.facts.ended))
+        if values:  # a row is judged as it was when written: before the exit record, the run was running
+            alerts.extend(self.thresholds.observe(self.scope, t or self.facts.data_time, values, running=self.facts.exit is None))
 
     def _run_alert(self, event: RunAlert, offset: int, seen_at: float) -> Alert:
         return Alert(

@@ -13,7 +13,10 @@ blocks are read to learn the run's state and where to go on from, and the
 alerts found there are settled in the ledger, not returned. Runs that appear
 while watching are read from their first record. A file the ledger knows is
 read on from where it was left, and an alert the ledger holds for every sink
-is not raised again.
+is not raised again. Whether a run has ended is the file's to say (its head
+and tail, as every view judges it), not only what this process read: a run
+that ended before a restart is never presumed crashed, and no crash is
+presumed while the file still holds unread records.
 
 A shared run's writers are grouped by their run file's name; a writer with
 no exit record whose file has not grown for ``node_lost_after`` while
@@ -141,7 +144,10 @@ class Follower:
         if file in self.files:
             return
         entry = probe(file.parent.name, file, now, self.crash_after)
-        detector = RunDetector(str(file.parent), self.thresholds, crash_after=self.crash_after, run_id=entry.run_id, name=entry.name)
+        detector = RunDetector(
+            str(file.parent), self.thresholds, crash_after=self.crash_after, run_id=entry.run_id, name=entry.name,
+            ended_with=entry.exit_code,  # the file's own state: a run that ended before this reading starts is not crashed
+        )
         label = entry.labels[0] if entry.labels else ""
         detector.facts.label = label
         try:
@@ -162,7 +168,7 @@ class Follower:
         followed = self.files[file] = Followed(tail, shared=entry.shared, label=label, changed_at=stat.st_mtime)
         if settle:
             self._read(followed, now)  # its alerts go to the ledger as settled
-            for alert in detector.check(now, followed.mtime):
+            for alert in self._silence(followed, now):
                 self.ledger.settle(alert.ident, alert.time)
 
     # -- polling ------------------------------------------------------------------------
@@ -176,12 +182,20 @@ class Follower:
             if mono < followed.next_look:
                 continue
             alerts += self._read(followed, now)
-            alerts += followed.detector.check(now, followed.mtime)
+            alerts += self._silence(followed, now)
             followed.next_look = mono + self._cadence(followed, now)
         alerts += self._lost_nodes(now)
         return [alert for alert in alerts if not self.ledger.reached(alert.ident) >= {"*"}]
 
+    def _silence(self, followed: Followed, now: float) -> list[Alert]:
+        """A crash presumed from silence; not while records the file holds are still unread (its exit may be among them)."""
+        if followed.tail.more:
+            return []
+        return followed.detector.check(now, followed.mtime)
+
     def _cadence(self, followed: Followed, now: float) -> float:
+        if followed.tail.more:
+            return HOT_S  # read on at once: the file holds more than one read takes
         if followed.detector.facts.ended:
             return ENDED_S
         return QUIET_S if now - followed.changed_at > QUIET_AFTER else HOT_S

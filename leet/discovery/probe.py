@@ -9,18 +9,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable
+from typing import BinaryIO, Iterable
 
 from leet.discovery.layout import head_of
 from leet.model.keys import label_of_keys
 from leet.model.state import CRASH_AFTER, RunState, judge
 from leet.runfile.decode import decode
 from leet.runfile.events import RunExit, StatsRow
+from leet.runfile.files import open_regular
 from leet.runfile.folders import RunDir
-from leet.runfile.reader import BLOCK_SIZE, ORPHAN_CHUNK, Chunked, RunFileError, read_records
+from leet.runfile.reader import BLOCK_SIZE, CHUNK_HEADER_SIZE, HEADER_SIZE, MIDDLE, ORPHAN_CHUNK, Chunked, RunFileError, read_records
 
 HEAD_BYTES = 64 * 1024  # the run record is the second record of the file
 TAIL_BYTES = 2 * BLOCK_SIZE  # the exit record, if any, is the last one
+LOOKBACK_BYTES = 1024 * 1024  # how far before the tail read the start of one large last record is looked for
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,8 @@ def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) ->
     damage = damage_seen(head, tail if tail is not head else None)
     info = facts.info
     ended = _last(tail.records, RunExit)
+    if ended is None and tail is not head:
+        ended = _exit_before_large_record(file, tail_start)
     label = facts.label or _label(tail.records[-64:])
     verdict = judge(
         exit_code=ended.exit_code if ended is not None else None,
@@ -150,6 +154,36 @@ def _label(records: Iterable[tuple[int, bytes]]) -> str | None:
             if found:
                 return found
     return None
+
+
+def _exit_before_large_record(file: Path, tail_start: int) -> RunExit | None:
+    """The exit record that one large record after it (a final summary, say) hides from the tail read; bounded.
+
+    Chunks never cross a 32 KiB block, so each block starts with a chunk header,
+    and the blocks a record fills through start with its MIDDLE chunks. Stepping
+    back over those (a few bytes each, ``LOOKBACK_BYTES`` at most) finds the block
+    the record starts in; the exit record, if there is one, is just before it.
+    """
+    try:
+        with open_regular(file) as handle:
+            start = tail_start
+            while _chunk_type(handle, start) == MIDDLE:
+                start -= BLOCK_SIZE
+                if start < 0 or tail_start - start > LOOKBACK_BYTES:
+                    return None
+        if start == tail_start:
+            return None  # the tail read starts in a record that ends within its first block: no large record hides anything
+        before_tail = [record for record in read_records(file, max(0, start - BLOCK_SIZE)).records if record[0] < tail_start]
+        return _last(before_tail, RunExit)
+    except (OSError, RunFileError):
+        return None
+
+
+def _chunk_type(handle: BinaryIO, block_start: int) -> int | None:
+    """The type of the chunk that starts the block at ``block_start``; None past the end."""
+    handle.seek(max(block_start, HEADER_SIZE))
+    header = handle.read(CHUNK_HEADER_SIZE)
+    return header[-1] if len(header) == CHUNK_HEADER_SIZE else None
 
 
 def _last(records: list[tuple[int, bytes]], kind: type):
