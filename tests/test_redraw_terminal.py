@@ -133,13 +133,25 @@ def after(terminal: Terminal, before: str, *keys: str, ready: Callable[[str], bo
     return drawn(terminal, ready, changed_from=before, what=what)
 
 
+def fills(height: int) -> Callable[[str], bool]:
+    """The app has laid its screen out for ``height`` rows: as many rows, the status line on the last.
+
+    tmux resizes at once; until the app has drawn at the new size, its last row
+    is blank (or the old layout is cut), and a slow machine can hold that still.
+    """
+    def ready(screen: str) -> bool:
+        rows = screen.splitlines()
+        return len(rows) == height and bool(rows[-1].strip())
+    return ready
+
+
 def redrawn(terminal: Terminal) -> str:
     """The screen drawn again from scratch: a row shorter, then the old size (a resize repaints every cell)."""
     width, height = terminal.width, terminal.height
     terminal.resize(width, height - 1)
-    drawn(terminal, lambda screen: len(screen.splitlines()) == height - 1, what="the screen a row shorter")
+    drawn(terminal, fills(height - 1), what="the screen a row shorter")
     terminal.resize(width, height)
-    return drawn(terminal, lambda screen: len(screen.splitlines()) == height, what="the screen at its size again")
+    return drawn(terminal, fills(height), what="the screen at its size again")
 
 
 def no_stale_cells(terminal: Terminal, screen: str, what: str) -> None:

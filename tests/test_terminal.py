@@ -1,19 +1,16 @@
 """``leet symon`` in a real terminal (tmux, 160×48): what a person sees and can do.
 
 These start the real app on this host, so they check the whole path from
-/proc to the screen. Waits are generous for slow CI, except that charts must
-show data within 2 s of launch: that is a promise of the product.
+/proc to the screen. Waits only bound a hang on a loaded machine: how fast
+the first data comes is measured by ``benchmarks/symon.py``, not here.
 """
 
 from __future__ import annotations
-
-import time
 
 import pytest
 from terminal import chart_panels
 
 SLOW = 20.0  # seconds; only bounds a hang on a loaded machine
-DATA_DEADLINE = 2.0  # seconds from launch until CPU, memory, disk and network charts show data
 
 
 @pytest.fixture
@@ -41,11 +38,12 @@ def families_with_data(screen: str) -> bool:
     return present and all(p.has_data for p in wanted)
 
 
-def test_cpu_memory_disk_and_network_charts_show_data_within_two_seconds(launch):
-    terminal = launch("--grid", "4x4")  # room for every host chart on one page
-    left = terminal.started_at + DATA_DEADLINE - time.perf_counter()  # the clock runs from just before tmux started it
-    screen = terminal.wait_for(families_with_data, timeout=left, poll=0.02, what=f"CPU, memory, disk and network charts with data within {DATA_DEADLINE:g} s")
+def test_the_first_reading_comes_at_start_not_one_interval_later(leet_terminal):
+    # A five-minute interval: charts with data before it has passed can only come from the reading taken at start.
+    terminal = leet_terminal("symon", "--interval", "300", "--grid", "4x4")  # room for every host chart on one page
+    screen = terminal.wait_for(families_with_data, timeout=SLOW, poll=0.05, what="CPU, memory, disk and network charts with data")
     assert "waiting for data" not in screen
+    assert "every 300s" in header(screen), header(screen)
 
 
 def test_q_quits(launch):
