@@ -289,6 +289,7 @@ def test_a_whole_file_reader_does_not_check(tmp_path):
 def test_inspect_follow_says_when_its_file_is_rewritten_or_deleted_and_reads_on_or_stops(tmp_path):
     import subprocess
     import sys
+    import threading
     import time
 
     path = tmp_path / "run-x.wandb"
@@ -297,14 +298,28 @@ def test_inspect_follow_says_when_its_file_is_rewritten_or_deleted_and_reads_on_
         [sys.executable, "-m", "leet", "inspect", str(path), "--follow", "--idle-timeout", "30"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    printed: list[str] = []
+    reading = threading.Thread(target=lambda: printed.extend(iter(follower.stdout.readline, "")), daemon=True)
+    reading.start()
+
+    def wait_for_printed(text: str) -> None:
+        deadline = time.monotonic() + 60  # bounds a hang only
+        while not any(text in line for line in printed):
+            assert follower.poll() is None, f"inspect --follow ended before printing {text!r}"
+            assert time.monotonic() < deadline, f"inspect --follow printed no {text!r}: {printed}"
+            time.sleep(0.02)
+
     try:
-        time.sleep(1.5)
+        wait_for_printed("first")  # the first content is read before it is replaced
         with open(path, "r+b") as handle:
             handle.truncate(0)
             handle.write(run_bytes("second", 2, finished=False))
-        time.sleep(1.5)
+        wait_for_printed("second")
         path.unlink()
-        out, err = follower.communicate(timeout=20)
+        follower.wait(timeout=60)
+        reading.join(timeout=10)
+        err = follower.stderr.read()
+        out = "".join(printed)
     finally:
         follower.kill()
     assert follower.returncode == 1
