@@ -300,6 +300,7 @@ def test_served_openmetrics_by_content_negotiation(served):
 def test_a_token_file_guards_the_page(tmp_path):
     token = tmp_path / "token"
     token.write_text("t0ken-for-tests\n")
+    token.chmod(0o600)
     port = free_port()
     url = f"http://127.0.0.1:{port}/metrics"
     process = subprocess.Popen(serve_command(port, "--token-file", str(token)), env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -349,6 +350,7 @@ def test_an_exposed_bind_without_a_token_is_refused_in_one_line():
 def test_an_exposed_bind_with_a_token_serves(tmp_path):
     token = tmp_path / "token"
     token.write_text("abc123")
+    token.chmod(0o600)
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "leet", "serve", "--bind", "0.0.0.0", "--port", str(port), "--token-file", str(token)],
@@ -376,6 +378,7 @@ def test_insecure_serves_an_exposed_bind_without_a_token():
 def test_a_token_file_without_one_token_is_refused(tmp_path, text):
     token = tmp_path / "token"
     token.write_text(text, encoding="utf-8")
+    token.chmod(0o600)
     done = subprocess.run([sys.executable, "-m", "leet", "serve", "--port", str(free_port()), "--token-file", str(token)], env=ENV, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "one word of printable ASCII" in done.stderr
 
@@ -413,7 +416,7 @@ def test_serve_help_is_light_and_serving_loads_no_textual():
         "print('HELP', [m for m in ('textual', 'psutil', 'pynvml', 'prometheus_client') if m in sys.modules])\n"
         "from leet.commands import serve; from leet.export import exposition, http, names\n"
         "serve.headless_collectors(serve._config(serve.argparse.Namespace(openmetrics=None, openmetrics_filter=None, openmetrics_header=None, "
-        "dcgm_exporter=None, interval=None, label=None, disk_paths=None, gpu_ids=None, config=None)), True)\n"
+        "dcgm_exporter=None, interval=None, label=None, disk_paths=None, gpu_ids=None, config=None, max_connections=None, tls_cert=None, tls_key=None)), True)\n"
         "print('SERVE', [m for m in sys.modules if m.startswith(('textual', 'leet.ui'))])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=ENV).stdout

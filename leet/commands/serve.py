@@ -7,19 +7,25 @@ sweep, never samples. Names follow Prometheus' conventions
 
 Exit status: 0 after SIGTERM or SIGINT (hub stopped, server closed), 1 when
 the address cannot be had (a port in use), 2 for a bad setting, and for a
-bind other machines can reach without ``--token-file`` or ``--insecure``.
+bind other machines can reach without ``--token-file`` or ``--insecure``,
+and for a token file that its group or others may read.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import signal
 import socket
+import stat
 import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # loaded when the command runs: ``leet --help`` stays light
+    import ssl
+
     from collectors.base import Collector
     from leet.config import Config
 
@@ -57,6 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interval", type=_seconds, metavar="SECONDS", help="seconds between sweeps (default 2; '500ms' works too)")
     parser.add_argument("--token-file", metavar="FILE", help="require 'Authorization: Bearer <token>', the token being this file's text")
     parser.add_argument("--insecure", action="store_true", help="serve a non-loopback address without a token")
+    parser.add_argument("--tls-cert", metavar="FILE", help="serve https with this certificate chain (PEM); needs --tls-key")
+    parser.add_argument("--tls-key", metavar="FILE", help="the private key (PEM) of --tls-cert")
+    parser.add_argument("--max-connections", metavar="N", help="connections served at once; one more is answered 503 (default 64)")
     parser.add_argument("--disk-path", dest="disk_paths", action="append", metavar="PATH", help="disk path to watch (repeatable; default /)")
     parser.add_argument("--gpu-ids", metavar="IDS", help="only these GPUs (NVIDIA, AMD), e.g. 0,2 (default all)")
     parser.add_argument("--no-cgroup", dest="use_cgroup", action="store_false", help="ignore cgroup v2 limits in percentages")
@@ -113,17 +122,21 @@ def _raise_stop(signum: int, frame: Any) -> None:
 
 def _serve(args: argparse.Namespace, wake: socket.socket) -> int:
     from leet import __version__
+    from leet.export.connections import ServeCounters
     from leet.export.exposition import Exposition
     from leet.export.http import make_server, metrics_app
 
     config = _config(args)
     family, address, exposed = _address(args.bind, args.port, args.token_file is not None, args.insecure)
     token = _token(args.token_file) if args.token_file else None
+    tls = _tls(config.tls_cert, config.tls_key)
     hostname = socket.gethostname()
     node = config.label or hostname
     exposition = Exposition(node=node, hostname=hostname, version=__version__)
+    counters = ServeCounters(node, say=say)
+    exposition.registry.register(counters)
     try:
-        server = make_server(family, address, metrics_app(exposition, token))
+        server = make_server(family, address, metrics_app(exposition, token), counters=counters, max_connections=config.max_connections, ssl_context=tls)
     except OSError as error:
         raise _Refused(f"cannot listen on {_where(address)}: {error.strerror or error}", status=1) from None
     hub = headless_hub(config, args.use_cgroup)
@@ -131,7 +144,8 @@ def _serve(args: argparse.Namespace, wake: socket.socket) -> int:
         hub.subscribe(lambda sample: exposition.update(sample, max(0.0, time.time() - sample.timestamp)))
         hub.start()
         access = "Bearer token required" if token else ("open to every machine that reaches it" if exposed else "loopback only")
-        say(f"node {node}: http://{_where(server.server_address)}/metrics ({access})")
+        scheme = "https" if tls else "http"
+        say(f"node {node}: {scheme}://{_where(server.server_address)}/metrics ({access}; at most {config.max_connections} connections at once)")
         while True:  # SIGTERM and SIGINT end it by raising _Stop, on whichever thread the kernel hands them to
             server.serve_until(wake)
             _drain(wake)  # woken by some other signal
@@ -164,6 +178,9 @@ def _config(args: argparse.Namespace) -> Config:
             "label": args.label,
             "disk_paths": tuple(args.disk_paths) if args.disk_paths else None,
             "gpu_ids": args.gpu_ids,
+            "max_connections": args.max_connections,
+            "tls_cert": args.tls_cert,
+            "tls_key": args.tls_key,
         }
         return load(overrides, path=Path(args.config) if args.config else None, must_exist=bool(args.config))
     except ConfigError as error:
@@ -208,14 +225,39 @@ def _address(bind: str, port: int, has_token: bool, insecure: bool) -> tuple[int
     return family, address, exposed
 
 
+def _tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """The TLS context ``--tls-cert`` and ``--tls-key`` make, or None for plain http; both or neither."""
+    import ssl
+
+    from leet.export.connections import tls_context
+
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise _Refused("--tls-cert and --tls-key go together: give both (or set tls_cert and tls_key in the config file)")
+    for flag, path in (("--tls-cert", cert), ("--tls-key", key)):
+        try:
+            with open(path, "rb"):  # ssl's own error names no file
+                pass
+        except OSError as error:
+            raise _Refused(f"{flag} {path}: {error.strerror or error}") from None
+    try:
+        return tls_context(cert, key)
+    except (ssl.SSLError, OSError) as error:
+        raise _Refused(f"--tls-cert {cert}, --tls-key {key}: not a PEM certificate chain and its key ({getattr(error, 'reason', None) or error})") from None
+
+
 def _token(path: str) -> str:
-    """The token in ``path``: its text, surrounding white space removed."""
+    """The token in ``path``: its text, surrounding white space removed; refused where its group or others may read it."""
     from leet.runfile.files import read_regular
 
     try:
         raw = read_regular(path, MAX_TOKEN_BYTES + 1)
+        mode = os.stat(path).st_mode
     except OSError as error:
         raise _Refused(f"--token-file {error.filename or path}: {error.strerror or error}") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise _Refused(f"--token-file {path}: its group or others may read the token; run: chmod 600 {shlex.quote(path)}")
     if len(raw) > MAX_TOKEN_BYTES:
         raise _Refused(f"--token-file {path}: longer than {MAX_TOKEN_BYTES} bytes; a token is one line")
     try:

@@ -36,7 +36,9 @@ FLAGS = {
     "label": "--label", "mouse": "--no-mouse", "crash_after": "--crash-after", "ascii": "--ascii",
     "open_metrics_endpoints": "--openmetrics", "open_metrics_filters": "--openmetrics-filter",
     "open_metrics_http_headers": "--openmetrics-header", "dcgm_exporter": "--dcgm-exporter",
+    "max_connections": "--max-connections", "tls_cert": "--tls-cert", "tls_key": "--tls-key",
 }
+MAX_CONNECTIONS = 10_000  # leet serve's cap: each connection is a thread
 
 
 def _finite(value: Any, where: str, name: str, what: str) -> float:
@@ -207,6 +209,28 @@ def _check_dcgm_exporter(value: Any, where: str) -> str | None:
     return value.strip()
 
 
+def _check_max_connections(value: Any, where: str) -> int:
+    """``leet serve``'s cap on connections served at once: a whole number from 1 to ``MAX_CONNECTIONS``."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigError(f"{where}: max_connections must be a whole number, got {value!r}")
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(f"{where}: max_connections must be a whole number, got {value!r}") from None
+    if not 1 <= number <= MAX_CONNECTIONS:
+        raise ConfigError(f"{where}: max_connections must be from 1 to {MAX_CONNECTIONS}, got {value!r}")
+    return number
+
+
+def _check_path(name: str) -> Callable[[Any, str], str]:
+    def check(value: Any, where: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where}: {name} must be a file path, got {value!r}")
+        return value
+
+    return check
+
+
 def _switch(name: str) -> Callable[[Any, str], bool]:
     def check(value: Any, where: str) -> bool:
         if not isinstance(value, bool):
@@ -236,6 +260,9 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "open_metrics_filters": _check_filters,
     "open_metrics_http_headers": _check_headers,
     "dcgm_exporter": _check_dcgm_exporter,
+    "max_connections": _check_max_connections,
+    "tls_cert": _check_path("tls_cert"),
+    "tls_key": _check_path("tls_key"),
 }
 
 

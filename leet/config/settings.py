@@ -40,5 +40,8 @@ class Config:
     open_metrics_filters: MetricFilter | None = None  # None: capture everything
     open_metrics_http_headers: tuple[tuple[str, str], ...] = ()
     dcgm_exporter: str | None = None
+    max_connections: int = 64  # leet serve: connections served at once; past it, 503
+    tls_cert: str | None = None  # leet serve: certificate chain (PEM) for https
+    tls_key: str | None = None  # leet serve: its private key (PEM)
     alerts: Any = None  # leet.alerts.settings.AlertSettings from the [alerts] table; None: none given
     source: str = field(default="defaults", compare=False)

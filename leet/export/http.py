@@ -1,7 +1,7 @@
 """The HTTP side of ``leet serve``: ``/metrics`` behind optional Bearer auth.
 
 A small WSGI app over an ``Exposition``, served by a threading WSGI server
-(one daemon thread per connection, a request timeout, no access log). The
+(one daemon thread per connection, no access log, optionally over TLS). The
 format follows the scrape's ``Accept`` header (OpenMetrics when it asks for
 ``application/openmetrics-text``, else Prometheus text 0.0.4) and the page
 is gzipped when ``Accept-Encoding`` allows it.
@@ -9,24 +9,53 @@ is gzipped when ``Accept-Encoding`` allows it.
 With a token every request needs ``Authorization: Bearer <token>``; tokens
 are compared in constant time (as SHA-256 digests, so not even their length
 shows), and a refusal is 401 with ``WWW-Authenticate: Bearer``.
+
+Under load and abuse: the listen backlog is ``LISTEN_BACKLOG``; at most
+``max_connections`` connections hold a thread, and one past that is answered
+a fixed 503 from the accepting thread (closed, over TLS, where no handshake is
+worth its cost) without a thread of its own, unless a connection has been
+sending its request for ``slow_at_cap`` seconds: that one is pushed out and
+the new one served, so slow clients cannot starve scrapes. A client must
+finish its TLS handshake, request line and headers within
+``request_deadline`` seconds in all, however slowly it trickles bytes.
+``connections.ServeCounters`` counts what was dropped and refused.
 """
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import hmac
+import io
 import ipaddress
 import selectors
 import socket
 import socketserver
+import ssl
+import sys
+import threading
+import time
 from typing import Any, Callable, Iterable
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
+from leet.export.connections import DeadlineReader, ServeCounters, WaitingRequests, tls_handshake
 from leet.export.exposition import Exposition
 
 METRICS_PATH = "/metrics"
-REQUEST_TIMEOUT = 10.0  # seconds a client may take to send its request
+REQUEST_TIMEOUT = 10.0  # seconds a client has for its TLS handshake, request line and headers, all told
 REALM = "leet"
+LISTEN_BACKLOG = 128  # socketserver's 5 turned away hundreds of connections of 50 scrapers at once
+DEFAULT_MAX_CONNECTIONS = 64
+# At the cap, a connection still sending its request after this many seconds gives its place to a new one:
+# a scrape's request takes milliseconds, so only slow (or idle) clients are pushed out.
+SLOW_AT_CAP_SECONDS = 1.0
+EVICTION_WAIT = 2.0  # seconds the accepting thread waits for a pushed-out connection's thread to end
+REFUSED_KEPT_OPEN = 128  # connections answered 503 and not yet closed (a file descriptor each)
+# The answer past the cap, sent whole from the accepting thread: no parsing, no app, no thread.
+BUSY_RESPONSE = (
+    b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    b"Retry-After: 1\r\nContent-Length: 29\r\nConnection: close\r\n\r\nleet serve: too many clients\n"
+)
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -79,19 +108,120 @@ def _plain(start_response: StartResponse, status: str, text: str, headers: list[
 
 
 class _QuietHandler(WSGIRequestHandler):
-    """No access log on stderr, and a client that stalls is dropped after ``REQUEST_TIMEOUT``."""
+    """No access log on stderr; the request must be in by the server's deadline, and each write of the answer within ``timeout``."""
 
     timeout = REQUEST_TIMEOUT
+    server: MetricsServer
+
+    def setup(self) -> None:
+        deadline = time.monotonic() + self.server.request_deadline
+        self.accepted = self.request
+        if self.server.ssl_context is not None:
+            self.request = tls_handshake(self.server.ssl_context, self.request, deadline)
+            self.server.waiting.wrapped(self.accepted, self.request)
+        super().setup()
+        self.rfile.close()  # the socket's own file; reads go through the deadline instead
+        self.rfile = io.BufferedReader(DeadlineReader(self.connection, deadline))
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            if isinstance(self.connection, ssl.SSLSocket):  # the server closes the plain socket it accepted, not this
+                self.connection.close()
+
+    def parse_request(self) -> bool:
+        parsed = super().parse_request()
+        self.server.waiting.done(self.accepted)
+        self.connection.settimeout(self.timeout)  # the request is in: the answer's writes get the usual timeout
+        return parsed
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
 class MetricsServer(socketserver.ThreadingMixIn, WSGIServer):
-    """A WSGI server with a thread per connection; binding never asks DNS for the host's name."""
+    """A WSGI server with a thread per connection, up to ``max_connections``; binding never asks DNS for the host's name."""
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
+    request_deadline = REQUEST_TIMEOUT
+    slow_at_cap = SLOW_AT_CAP_SECONDS
+    ssl_context: ssl.SSLContext | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._refused: collections.deque[socket.socket] = collections.deque()
+        super().__init__(*args, **kwargs)
+
+    def configure(
+        self, counters: ServeCounters, max_connections: int, request_deadline: float, slow_at_cap: float, ssl_context: ssl.SSLContext | None
+    ) -> None:
+        self.counters = counters
+        self.max_connections = max_connections
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self.waiting = WaitingRequests()
+        self.request_deadline = request_deadline
+        self.slow_at_cap = slow_at_cap
+        self.ssl_context = ssl_context
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._take_slot():
+            self.counters.reject()
+            self._refuse(request)
+            return
+        self.counters.opened()
+        self.waiting.add(request)
+        try:
+            super().process_request(request, client_address)  # starts the connection's thread
+        except BaseException:
+            self._release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)  # ThreadingMixIn's
+        finally:
+            self.waiting.done(request)
+            self._release()
+
+    def _take_slot(self) -> bool:
+        """A place for one more connection: a free one, else one a slow client held (pushed out)."""
+        if self._slots.acquire(blocking=False):
+            return True
+        if not self.waiting.push_out_older_than(self.slow_at_cap):
+            return False
+        self.counters.timed_out()
+        return self._slots.acquire(timeout=EVICTION_WAIT)
+
+    def _release(self) -> None:
+        self.counters.closed()
+        self._slots.release()
+
+    def _refuse(self, request: socket.socket) -> None:
+        try:
+            request.setblocking(False)
+            if self.ssl_context is None:
+                request.send(BUSY_RESPONSE)
+            request.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        # Closed only later: closing over a request still arriving resets the connection, which can destroy the 503 unread.
+        self._refused.append(request)
+        if len(self._refused) > REFUSED_KEPT_OPEN:
+            self.close_request(self._refused.popleft())
+
+    def server_close(self) -> None:
+        super().server_close()
+        while self._refused:
+            self.close_request(self._refused.popleft())
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, TimeoutError):
+            self.counters.timed_out()
+        elif not isinstance(error, OSError):  # a client that hung up or spoke no TLS is no news; anything else is a bug
+            super().handle_error(request, client_address)
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind calls getfqdn(), a reverse lookup that can hang where DNS is broken.
@@ -135,12 +265,26 @@ def is_loopback(addresses: Iterable[tuple[int, tuple[Any, ...]]]) -> bool:
     return found
 
 
-def make_server(family: int, address: tuple[Any, ...], app: WsgiApp) -> MetricsServer:
+def make_server(
+    family: int,
+    address: tuple[Any, ...],
+    app: WsgiApp,
+    *,
+    counters: ServeCounters | None = None,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    request_deadline: float = REQUEST_TIMEOUT,
+    slow_at_cap: float = SLOW_AT_CAP_SECONDS,
+    ssl_context: ssl.SSLContext | None = None,
+) -> MetricsServer:
     """A bound, listening server for ``app``; ``OSError`` when the address cannot be had."""
     server_class = type("MetricsServer", (MetricsServer,), {"address_family": family})
     server = server_class(address, _QuietHandler)
+    server.configure(counters or ServeCounters(node=""), max_connections, request_deadline, slow_at_cap, ssl_context)
     server.set_app(app)
     return server
 
 
-__all__ = ["METRICS_PATH", "MetricsServer", "bearer_ok", "is_loopback", "make_server", "metrics_app", "resolve"]
+__all__ = [
+    "BUSY_RESPONSE", "DEFAULT_MAX_CONNECTIONS", "LISTEN_BACKLOG", "METRICS_PATH", "REQUEST_TIMEOUT", "MetricsServer",
+    "bearer_ok", "is_loopback", "make_server", "metrics_app", "resolve",
+]
