@@ -230,6 +230,7 @@ def _tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
     import ssl
 
     from leet.export.connections import tls_context
+    from leet.runfile.files import open_regular
 
     if cert is None and key is None:
         return None
@@ -237,7 +238,7 @@ def _tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
         raise _Refused("--tls-cert and --tls-key go together: give both (or set tls_cert and tls_key in the config file)")
     for flag, path in (("--tls-cert", cert), ("--tls-key", key)):
         try:
-            with open(path, "rb"):  # ssl's own error names no file
+            with open_regular(path):  # ssl's own error names no file, and would wait on a FIFO
                 pass
         except OSError as error:
             raise _Refused(f"{flag} {path}: {error.strerror or error}") from None
