@@ -10,22 +10,31 @@ It holds, in one JSON file under the user's state directory:
 
 Writes are atomic (a temporary file, then a rename). A ledger that cannot be
 read is set aside as ``*.bad`` and started afresh, with a note saying so:
-losing it costs repeats, never a crash.
+losing it costs repeats, never a crash. So is one larger than ``MAX_BYTES``,
+nested deeper than ``MAX_DEPTH`` (checked before parsing, which would recurse
+that deep) or holding a number that is not finite (``1e400``, ``NaN``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 import time
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 ALL = "*"
 MAX_IDENTS = 50_000  # the oldest are forgotten past this: a year of alerts from a busy cluster
 VERSION = 1
-MAX_BYTES = 64 << 20  # far past MAX_IDENTS' worth: a bigger file is no ledger of ours
+MAX_BYTES = 32 << 20  # MAX_IDENTS alerts on long paths weigh about 9 MB (benchmarks/hostile_config.py): a bigger file is no ledger of ours
+MAX_DEPTH = 8  # a ledger nests three deep
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
 def state_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -123,24 +132,31 @@ class Ledger:
         self._dirty = False
 
     def _load(self, path: Path) -> None:
-        from leet.runfile.files import NotRegularFile, read_regular
+        from leet.runfile.files import NotRegularFile, open_regular
 
         try:
-            text = read_regular(path, MAX_BYTES).decode("utf-8")
+            with open_regular(path) as handle:
+                if os.fstat(handle.fileno()).st_size > MAX_BYTES:  # refused unread
+                    raise ValueError(f"larger than {MAX_BYTES >> 20} MiB")
+                data = handle.read(MAX_BYTES + 1)
+            if len(data) > MAX_BYTES:
+                raise ValueError(f"larger than {MAX_BYTES >> 20} MiB")
+            text = data.decode("utf-8")
         except FileNotFoundError:
             return
-        except (OSError, NotRegularFile, UnicodeDecodeError) as error:
+        except (OSError, NotRegularFile, UnicodeDecodeError, ValueError) as error:
             self._set_aside(path, f"cannot read it: {getattr(error, 'strerror', None) or error}")
             return
+        del data
         try:
-            body = json.loads(text)
+            body = _parsed(text)
             if not isinstance(body, dict) or body.get("version") != VERSION:
                 raise ValueError("not a ledger of this version")
-            self._sent = {str(k): {"t": float(v["t"]), "sinks": [str(s) for s in v["sinks"]]} for k, v in body.get("sent", {}).items()}
+            self._sent = {str(k): {"t": _finite(v["t"]), "sinks": [str(s) for s in v["sinks"]]} for k, v in body.get("sent", {}).items()}
             self._files = {str(k): [int(n) for n in v][:3] for k, v in body.get("files", {}).items() if len(v) >= 3}
-            self._titles = {str(k): float(v) for k, v in body.get("titles", {}).items()}
+            self._titles = {str(k): _finite(v) for k, v in body.get("titles", {}).items()}
             self._episodes = {(str(a), str(b), str(c)) for a, b, c in body.get("episodes", [])}
-        except (ValueError, TypeError, KeyError, AttributeError) as error:
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as error:
             self._sent, self._files, self._titles = {}, {}, {}
             self._set_aside(path, str(error))
 
@@ -152,3 +168,22 @@ class Ledger:
         except OSError:
             where = ""
         self.note = f"alert ledger {path} could not be used ({why}); starting afresh{where}: alerts sent before may be sent again"
+
+
+def _parsed(text: str) -> Any:
+    """The JSON in ``text``; ``ValueError`` if it nests past ``MAX_DEPTH`` or holds a number that is not finite."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    if brackets and max(accumulate(map(_STEP.__getitem__, map(ord, brackets)))) > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH}")
+    return json.loads(text, parse_float=_finite, parse_constant=_not_finite)
+
+
+def _finite(number: Any) -> float:
+    value = float(number)
+    if not math.isfinite(value):
+        raise ValueError(f"{number} is not a finite number")
+    return value
+
+
+def _not_finite(text: str) -> float:
+    raise ValueError(f"{text} is not a finite number")

@@ -35,6 +35,9 @@ from typing import Any, Mapping, Sequence
 from leet.alerts.events import EVENT_KINDS
 from leet.alerts.rules import Rule, RuleError, parse_rule, parse_rules
 
+MAX_RULES_FILE_BYTES = 1 << 20  # thousands of rules: past it, the wrong file was named
+MAX_RULE_CHARS = 4096  # a rule is one line of a few words
+
 DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 SHAPES = ("json", "slack")
@@ -188,11 +191,18 @@ def rules_from_file(value: Any, fail) -> list[Rule]:
     from leet.runfile.files import NotRegularFile, read_regular
 
     try:
-        text = read_regular(file, 1 << 20).decode("utf-8")
+        data = read_regular(file, MAX_RULES_FILE_BYTES + 1)
+        text = data.decode("utf-8")
     except (OSError, NotRegularFile, UnicodeDecodeError) as error:
         raise fail(f"cannot read rules file {file}: {getattr(error, 'strerror', None) or error}") from None
+    if len(data) > MAX_RULES_FILE_BYTES:
+        raise fail(f"rules file {file}: larger than {MAX_RULES_FILE_BYTES >> 20} MiB, so not a rules file")
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        if len(line) > MAX_RULE_CHARS:
+            raise fail(f"rules file {file} line {number}: longer than {MAX_RULE_CHARS:,} characters, so not a rule")
     try:
-        return parse_rules(text.splitlines())
+        return parse_rules(lines)
     except RuleError as error:
         raise fail(f"{file}: {error}") from None
 

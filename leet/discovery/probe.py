@@ -7,9 +7,11 @@ before it follows the file for alerts.
 
 from __future__ import annotations
 
+import struct
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Iterable, Iterator
 
 from leet.discovery.layout import head_of
 from leet.model.keys import label_of_keys
@@ -18,11 +20,13 @@ from leet.runfile.decode import decode
 from leet.runfile.events import RunExit, StatsRow
 from leet.runfile.files import open_regular
 from leet.runfile.folders import RunDir
-from leet.runfile.reader import BLOCK_SIZE, CHUNK_HEADER_SIZE, HEADER_SIZE, MIDDLE, ORPHAN_CHUNK, Chunked, RunFileError, read_records
+from leet.runfile.reader import BLOCK_SIZE, CHUNK_HEADER_SIZE, FIRST, FULL, HEADER_SIZE, LAST, MIDDLE, ORPHAN_CHUNK, Chunked, RunFileError, read_records
 
 HEAD_BYTES = 64 * 1024  # the run record is the second record of the file
 TAIL_BYTES = 2 * BLOCK_SIZE  # the exit record, if any, is the last one
-LOOKBACK_BYTES = 1024 * 1024  # how far before the tail read the start of one large last record is looked for
+STEP_BACK_BYTES = 4 << 20  # how far back from the end the exit record is looked for, over large records after it
+_CHUNK_HEADER = struct.Struct("<IHB")  # CRC-32, payload length, type: the reader's framing
+RECORDS_LOOKED_AT = 8  # records that fit a block, read back from the end, before the exit record is given up for
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,7 @@ def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) ->
     info = facts.info
     ended = _last(tail.records, RunExit)
     if ended is None and tail is not head:
-        ended = _exit_before_large_record(file, tail_start)
+        ended = _exit_before_large_records(file, stat.st_size)
     label = facts.label or _label(tail.records[-64:])
     verdict = judge(
         exit_code=ended.exit_code if ended is not None else None,
@@ -156,34 +160,78 @@ def _label(records: Iterable[tuple[int, bytes]]) -> str | None:
     return None
 
 
-def _exit_before_large_record(file: Path, tail_start: int) -> RunExit | None:
-    """The exit record that one large record after it (a final summary, say) hides from the tail read; bounded.
+def _exit_before_large_records(file: Path, size: int) -> RunExit | None:
+    """The exit record that large records after it (a final summary, file lists, telemetry) hide from the tail read; bounded.
 
-    Chunks never cross a 32 KiB block, so each block starts with a chunk header,
-    and the blocks a record fills through start with its MIDDLE chunks. Stepping
-    back over those (a few bytes each, ``LOOKBACK_BYTES`` at most) finds the block
-    the record starts in; the exit record, if there is one, is just before it.
+    The file is walked back from its end by its framing: a block taken up by
+    one chunk of a large record costs a read of that chunk's 7-byte header; a
+    block with several chunks is read whole. Only records that fit a block are
+    decoded, and the walk gives up after ``RECORDS_LOOKED_AT`` of them (the
+    exit record is among a run's last few) or ``STEP_BACK_BYTES``.
     """
+    looked = 0
     try:
         with open_regular(file) as handle:
-            start = tail_start
-            while _chunk_type(handle, start) == MIDDLE:
-                start -= BLOCK_SIZE
-                if start < 0 or tail_start - start > LOOKBACK_BYTES:
+            for payload in _records_backwards(handle, size):
+                if payload is None:
+                    continue
+                event = decode(payload)
+                if isinstance(event, RunExit):
+                    return event
+                looked += 1
+                if looked >= RECORDS_LOOKED_AT:
                     return None
-        if start == tail_start:
-            return None  # the tail read starts in a record that ends within its first block: no large record hides anything
-        before_tail = [record for record in read_records(file, max(0, start - BLOCK_SIZE)).records if record[0] < tail_start]
-        return _last(before_tail, RunExit)
-    except (OSError, RunFileError):
+    except OSError:
         return None
+    return None
 
 
-def _chunk_type(handle: BinaryIO, block_start: int) -> int | None:
-    """The type of the chunk that starts the block at ``block_start``; None past the end."""
-    handle.seek(max(block_start, HEADER_SIZE))
-    header = handle.read(CHUNK_HEADER_SIZE)
-    return header[-1] if len(header) == CHUNK_HEADER_SIZE else None
+def _records_backwards(handle: BinaryIO, size: int) -> Iterator[bytes | None]:
+    """The file's records from its last one back: the payload of one that fits a block, None for a larger one."""
+    parts: list[bytes] | None = None  # the chunks of the record being stepped over, from its last; None once it is large
+    within = False  # between a LAST chunk and its FIRST
+    last_block = (size - 1) // BLOCK_SIZE * BLOCK_SIZE
+    for block in range(last_block, max(-1, last_block - STEP_BACK_BYTES - 1), -BLOCK_SIZE):
+        for kind, payload in reversed(_chunks(handle, block, size)):
+            if kind == FULL:
+                within = False
+                yield payload
+            elif kind == LAST:
+                within, parts = True, [payload] if payload is not None else None
+            elif within and kind in (MIDDLE, FIRST):
+                if parts is not None and payload is not None and sum(map(len, parts)) + len(payload) <= BLOCK_SIZE:
+                    parts.insert(0, payload)
+                else:
+                    parts = None
+                if kind == FIRST:
+                    within = False
+                    yield b"".join(parts) if parts is not None else None
+
+
+def _chunks(handle: BinaryIO, block: int, size: int) -> list[tuple[int, bytes | None]]:
+    """The whole, intact chunks of the block at ``block`` as (type, payload); a payload not read (a large record's) is None."""
+    start = max(block, HEADER_SIZE)
+    handle.seek(start)
+    data = handle.read(CHUNK_HEADER_SIZE)
+    if len(data) < CHUNK_HEADER_SIZE:
+        return []
+    _crc, length, kind = _CHUNK_HEADER.unpack_from(data)
+    if kind != FULL and start + 2 * CHUNK_HEADER_SIZE + length > block + BLOCK_SIZE:
+        return [(kind, None)]  # the block's only chunk, a piece of a large record: its header says enough
+    data += handle.read(min(block + BLOCK_SIZE, size) - start - CHUNK_HEADER_SIZE)
+    chunks: list[tuple[int, bytes | None]] = []
+    at = 0
+    while at + CHUNK_HEADER_SIZE <= len(data):
+        crc, length, kind = _CHUNK_HEADER.unpack_from(data, at)
+        end = at + CHUNK_HEADER_SIZE + length
+        if end > len(data) or (length == 0 and kind == 0):
+            break  # the end of what is written, or the block's zeroed tail
+        payload = data[at + CHUNK_HEADER_SIZE : end]
+        if zlib.crc32(payload, zlib.crc32(bytes([kind]))) != crc:
+            break  # damage: LevelDB gives up the rest of the block
+        chunks.append((kind, payload))
+        at = end
+    return chunks
 
 
 def _last(records: list[tuple[int, bytes]], kind: type):

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 # Apprise's own sinks for arbitrary endpoints: their privacy form shows the path, where webhook secrets live.
 _PATH_SHOWN = ("json", "jsons", "form", "forms", "xml", "xmls")
 _URL_FILE_LIMIT = 1 << 20
+_URL_LINE_LIMIT = 16 << 10  # a URL with its tokens; a longer line is not one
 
 
 class AppriseSink:
@@ -174,6 +175,8 @@ def _sinks_in_file(path: str, environ: Mapping[str, str], timeout: float | None)
         raise ValueError(f"cannot read sink URLs from {shown}: {escaped(exc.strerror or str(exc))}") from None
     sinks: list[Sink] = []
     for number, line in enumerate(text.splitlines(), 1):
+        if len(line) > _URL_LINE_LIMIT:
+            raise ValueError(f"{shown} line {number}: longer than {_URL_LINE_LIMIT:,} characters, so not a URL")
         line = line.strip()
         if line and not line.startswith("#"):
             try:

@@ -260,8 +260,10 @@ def header_parts(snapshot: RunSnapshot, width: int | None = None) -> tuple[list[
     opened = next((writer for writer in snapshot.writers if writer.opened and not writer.primary), None)
     if opened is not None:  # the writer the user named, beside the run's state
         left.append((f" · {clean(opened.label or 'this writer')} {writer_state(opened)}", STATE_STYLE[opened.state]))
-    if snapshot.last_step is not None:
-        left.append((f" · step {snapshot.last_step:,}", "value"))
+    # An opened secondary's history is charted on its own axis: the step is the one it reached, else the run's.
+    step = opened.last_step if opened is not None and opened.last_step is not None else snapshot.last_step
+    if step is not None:
+        left.append((f" · step {step:,}", "value"))
     right: list[tuple[str, str]] = []
     if snapshot.state is RunState.LOADING and snapshot.file_size:
         done = snapshot.bytes_read / snapshot.file_size
