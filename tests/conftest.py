@@ -16,6 +16,31 @@ import pytest
 
 pytest_plugins = ["wandb_fixtures"]
 
+# What `pytest -m "not slow"` leaves out (README, "Run the tests"): the files
+# that drive leet in a real terminal, start real servers and daemons, fuzz
+# for a while or start a process per case. The full run has them all.
+SLOW_FILES = frozenset({
+    "test_backends_isolation.py",
+    "test_cli_edges.py",
+    "test_cluster_e2e.py",
+    "test_fuzz.py",
+    "test_hostile_terminal.py",
+    "test_redraw_terminal.py",
+    "test_run_terminal.py",
+    "test_shared_terminal.py",
+    "test_terminal.py",
+    "test_terminal_modes.py",
+    "test_terminal_output.py",
+    "test_vintage_terminal.py",
+    "test_watch_cli.py",
+})
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session", autouse=True)
 def utc_time_zone():
