@@ -1,4 +1,4 @@
-"""A source whose worker raises says so, on screen and to its listeners; the rest keeps working."""
+"""A source whose worker raises says so, on screen and to its listeners, and retries; the rest keeps working."""
 
 from __future__ import annotations
 
@@ -78,17 +78,19 @@ def test_every_source_keeps_the_contract(basic_run, tmp_path):
         source.close()
 
 
-def test_a_reader_that_raises_reports_it_and_stops(basic_run):
+def test_a_reader_that_raises_reports_it_and_retries(basic_run):
     source = _raise_on_second_step(RunSource(basic_run.run_dir, Store(), poll_interval=0.01))
     heard = threading.Event()
     source.on_change(heard.set)
     source.start()
     _wait(lambda: source.error, "the error reported")
-    _wait(lambda: not source.running, "the worker gone")
+    assert source.running, "the worker retries"
     assert heard.is_set(), "listeners heard of it"
-    assert source.error == "reading stopped: Boom: the decoder met something new"
+    assert source.error.startswith("reading failed, retrying in ")
+    assert source.error.endswith(" s: Boom: the decoder met something new")
     snapshot = source.snapshot()
-    assert snapshot.stopped and "Boom: the decoder met something new" in snapshot.error
+    assert not snapshot.stopped, "a reader that retries has not stopped: the screen says loading, not 'stopped at'"
+    assert "Boom: the decoder met something new" in snapshot.error
     source.close()
 
 
@@ -116,9 +118,9 @@ async def test_the_run_view_says_what_failed_and_keeps_answering_keys(basic_run,
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: "Boom" in _row(app, "header"), "the header names the failure")
         header = _row(app, "header")
-        assert "⚠ reading stopped: Boom: the decoder met something new" in header
-        assert "stopped at" in header and "loading" not in header, "no promise of more to come"
-        assert "reading stopped: Boom" in _row(app, "status"), "the status line says it too"
+        assert "⚠ reading failed, retrying in 1 s: Boom: the decoder met something new" in header
+        assert "stopped at" not in header and "loading" in header, "a reader that retries may still read the rest"
+        assert "reading failed, retrying in" in _row(app, "status"), "the status line says it too"
         await pilot.press("h")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen), "keys still work"
@@ -130,23 +132,24 @@ async def test_the_run_view_says_what_failed_and_keeps_answering_keys(basic_run,
 
 async def test_the_workspace_says_when_a_scan_fails_and_recovers(basic_run):
     source = WorkspaceSource(basic_run.run_dir.parent, Store(), rescan=0.05)
+    source.backoff_first = source.backoff_max = 0.05
     refresh = source.refresh
     failing = threading.Event()
     failing.set()
 
     def flaky_refresh() -> bool:
         if failing.is_set():
-            raise PermissionError(13, "Permission denied", str(basic_run.run_dir.parent))
+            raise PermissionError(13, "Permission denied", basic_run.run_dir.parent.name)  # short: the header has room for it
         return refresh()
 
     source.refresh()
     source.refresh = flaky_refresh  # type: ignore[method-assign]
     app = LeetApp(source, Config(theme="textual-dark"), screen=lambda: WorkspaceScreen(source))
     async with app.run_test(size=SIZE) as pilot:
-        await _until(pilot, lambda: "scanning stopped: PermissionError" in _row(app, "header"), "the header names the failure")
+        await _until(pilot, lambda: "scanning failed, retrying in 0.05 s: PermissionError" in _row(app, "header"), "the header names the failure")
         assert "Permission denied" in _row(app, "status")
         failing.clear()
-        await _until(pilot, lambda: "scanning stopped" not in _row(app, "header"), "the next good scan clears it")
+        await _until(pilot, lambda: "scanning failed" not in _row(app, "header"), "the next good scan clears it")
         assert source.error == ""
 
 

@@ -20,7 +20,9 @@ these it was:
 Credentials: HTTP basic auth (``http://user:pass@host`` in the URL, or a
 user and a password given apart) or a bearer token, sent as an
 ``Authorization`` header; the URL requests go to never holds them, and no
-message shows a password or a token.
+message shows a password or a token. A redirect is followed only within the
+server's origin (scheme, host and port): one elsewhere would carry the
+credentials there, so it is refused (kind ``http``), saying where it pointed.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ TOKEN_ENV = "LEET_PROMETHEUS_TOKEN"
 
 _API_SUFFIX = re.compile(r"(/api/v1(/query(_range)?)?|/graph)/?$")
 _LOOPBACK = frozenset({"localhost", "::1"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 _HINTS = {
     401: " (check --user and --password-file, or --token-file)",
     403: " (the credentials are not allowed to query)",
@@ -167,6 +170,36 @@ def endpoint(
     return Endpoint(base, shown, extra)
 
 
+def origin(url: str) -> tuple[str, str, int | None]:
+    """``url``'s scheme, host and port (the scheme's default port when none is written)."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port if port is not None else _DEFAULT_PORTS.get(scheme)
+
+
+class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect within the origin of the URL asked; one elsewhere is a ``PrometheusError``."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> urllib.request.Request | None:
+        if origin(newurl) != origin(req.full_url):
+            fp.close()
+            shown = one_line(display_url(newurl), 160)
+            raise PrometheusError(
+                f"{self.what} answered HTTP {code}, a redirect to {shown}: not followed, "
+                "it would carry the credentials to another server (give that URL if it is the one meant)",
+                "http",
+            )
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 class PrometheusClient:
     """Instant and range queries against one server, each within ``timeout`` seconds.
 
@@ -184,7 +217,7 @@ class PrometheusClient:
         host = (urllib.parse.urlsplit(where.base).hostname or "").lower()
         loopback = host in _LOOPBACK or host.startswith("127.")
         # Proxies from the environment, as every HTTP tool takes them, except for this machine.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({} if loopback else None))
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({} if loopback else None), SameOriginRedirects(self.what))
 
     @property
     def display_url(self) -> str:
@@ -226,7 +259,10 @@ class PrometheusClient:
             raise
         except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:
             raise self._transport_error(exc, limit) from None
-        answer = self._parse(data, content_type)
+        try:
+            answer = self._parse(data, content_type)
+        except (RecursionError, ValueError, TypeError, KeyError) as exc:  # JSON nested too deep, or of a shape not foreseen
+            raise PrometheusError(f"{self.what} answered with JSON that cannot be read ({type(exc).__name__})", "garbage") from None
         return Answer(answer[0], answer[1], answer[2], (time.monotonic() - started) * 1000)
 
     def _read(self, response: Any, deadline: float, limit: float) -> bytes:
@@ -256,9 +292,12 @@ class PrometheusClient:
         data_part = payload.get("data")
         if not isinstance(data_part, Mapping) or not isinstance(data_part.get("result"), list):
             raise PrometheusError(f"{self.what} answered without data.result", "garbage")
+        result_type = data_part.get("resultType", "")
+        if not isinstance(result_type, str):
+            raise PrometheusError(f"{self.what} answered with a data.resultType that is not a name", "garbage")
         warnings = payload.get("warnings") or ()
         notes = tuple(one_line(str(w)) for w in warnings) if isinstance(warnings, list) else ()
-        return str(data_part.get("resultType", "")), data_part["result"], notes
+        return result_type, data_part["result"], notes
 
     def _status_error(self, exc: urllib.error.HTTPError) -> PrometheusError:
         try:
@@ -293,11 +332,14 @@ class PrometheusClient:
 def _json(data: bytes) -> Any:
     try:
         return json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested deeper than Python recurses
         return None
 
 
 def _api_error(payload: Mapping[str, Any]) -> str:
-    kind = one_line(str(payload.get("errorType") or "error"), 40)
-    message = one_line(str(payload.get("error") or "no reason given"))
+    try:
+        kind = one_line(str(payload.get("errorType") or "error"), 40)
+        message = one_line(str(payload.get("error") or "no reason given"))
+    except RecursionError:  # a reason nested deeper than str() recurses
+        return "error: a reason that cannot be shown"
     return f"{kind}: {message}"

@@ -399,7 +399,7 @@ class RunSource(Tailer):
                 run_id=model.info.run_id if model.info is not None and model.info.run_id else self._file_run_id,
                 console_lines=console_lines,
                 error="; ".join(part for part in (self.error, self._notice, self._read_error) if part),
-                stopped=bool(self.error),
+                stopped=self.stopped,
             )
 
     def close(self) -> None:

@@ -266,7 +266,7 @@ class SharedRunSource(Tailer):
             alerts=alerts,
             alerts_dropped=dropped,
             error="; ".join(([self.error] if self.error else []) + [f"{label or 'primary'}: {snap.error}" for snap, label in zip(snaps, labels) if snap.error]),
-            stopped=bool(self.error) or any(snap.stopped for snap in snaps),
+            stopped=self.stopped or any(snap.stopped for snap in snaps),
             labels=tuple(sorted({label for label in labels if label}, key=natural_key)),
             writers=statuses,
         )

@@ -56,6 +56,7 @@ class Tailer(ThreadedSource):
         told_at: float | None = None
         while not self._stop.is_set():
             changed = self.step()
+            self.stepped()
             self._steps += 1
             if self._steps == 1 and not self._ui_ready.is_set():
                 self._notify()

@@ -238,16 +238,9 @@ class WorkspaceSource(ThreadedSource):
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            try:
-                changed = self.refresh()
-            except Exception as error:  # noqa: BLE001 - say what failed, scan again next time
-                if not self._error:
-                    self.fail(error)
-            else:
-                if self._error:
-                    self._error, changed = "", True
-                if changed:
-                    self._notify()
+            if self.refresh():  # what it raises is said, and the scan retried, by ``_run``
+                self._notify()
+            self.stepped()
             self._stop.wait(self.rescan)
 
     def stop(self, timeout: float = 1.0) -> None:
