@@ -140,7 +140,7 @@ def test_retries_follow_the_backoff_then_a_dead_sink_says_so_without_its_secret(
     assert delivery.flush(5)
     [status] = delivery.status()
     assert (status.state, status.failed, status.sent) == ("dead", DEAD_AFTER, 0)
-    assert status.name == f"json://127.0.0.1:{port}/h...s/${{HOOK}}"
+    assert status.name == f"http://127.0.0.1:{port}/h...s/${{HOOK}}"
     assert "Connection refused" in status.last_error
 
     tries = len(dead.tries)
@@ -264,3 +264,23 @@ def test_apprise_rate_limit_is_waited_out_before_the_send_not_inside_its_timeout
         assert [body["title"] for _, _, body in server.posts] == ["alert 1", "alert 2"]
     assert [call[2] for call in results.calls] == [True, True]
     assert results.calls[1][4] - results.calls[0][4] >= 0.9
+
+
+def test_offer_refuses_when_a_queue_is_full_and_drops_nothing():
+    with SilentServer() as silent:
+        delivery = Delivery([webhook(f"http://127.0.0.1:{silent.port}/hook", timeout=5)], queue_size=1, max_age=3600)
+        assert delivery.offer(alert(1), time.time())  # taken by the worker, hung
+        assert wait_until(lambda: delivery.status()[0].queued == 1 and delivery.offer(alert(2), time.time()), 5)
+        assert not delivery.offer(alert(3), time.time())
+        [status] = delivery.status()
+        assert (status.queued, status.dropped) == (2, 0)
+        delivery.close(0.1)
+
+
+def test_with_a_max_age_an_alert_is_tried_past_any_retry_count_until_it_gets_through():
+    with HookServer(statuses=[500] * 8) as server:
+        delivery = Delivery([webhook(server.url())], retries=1, backoff=(0.01,), max_age=3600)
+        assert delivery.offer(alert(1), time.time())
+        assert delivery.flush(30)
+        [status] = delivery.status()
+        assert (status.sent, status.failed, len(server.posts)) == (1, 0, 9)

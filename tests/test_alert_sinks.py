@@ -69,16 +69,22 @@ def test_mail_to_a_closed_port_fails_with_the_reason_and_no_password(all_logs):
 # -- webhooks -----------------------------------------------------------------------------------
 
 
-def test_a_json_webhook_posts_title_and_text_to_the_same_path_and_query():
+def test_a_json_webhook_posts_the_alerts_own_json_to_the_same_path_and_query():
     with HookServer() as server:
         sink = webhook(server.url("/hooks/leet?team=ml&tag=a b"))
         sink.send(ALERT, timeout=5)
         [(path, headers, body)] = server.wait_for(1)
     assert path == "/hooks/leet?team=ml&tag=a+b"
     assert headers["Content-Type"] == "application/json"
-    assert body["title"] == "run abc123 failed"
-    assert body["message"].startswith("exit code 1\nloss was nan\n")
-    assert body["type"] == "failure"
+    assert body == ALERT.as_json()  # what --exec reads on stdin and --json prints, ident included
+    assert body["title"] == "run abc123 failed" and body["kind"] == "failed" and "ident" in body
+
+
+def test_a_webhook_does_not_follow_a_redirect():
+    with HookServer(statuses=[307]) as server:
+        with pytest.raises(SinkError, match="307.*redirects are not followed"):
+            webhook(server.url()).send(ALERT, timeout=5)
+        assert len(server.posts) == 1
 
 
 def test_a_slack_shaped_webhook_posts_only_a_top_level_text_with_slack_markup_escaped():
@@ -107,7 +113,7 @@ def test_a_webhook_secret_in_the_path_or_query_never_shows(all_logs):
         dead.send(ALERT, timeout=2)
     assert "Connection refused" in str(failure.value)
     assert SECRET not in dead.name + str(failure.value) + all_logs.text
-    assert dead.name.startswith("json://127.0.0.1:")
+    assert dead.name.startswith("http://127.0.0.1:")
 
 
 def test_a_server_that_never_answers_fails_within_the_timeout_and_says_so(all_logs):

@@ -12,11 +12,13 @@ from __future__ import annotations
 import io
 import json
 import os
+import queue
 import shutil
 import time
 from pathlib import Path
 
 import pytest
+from alert_servers import HookServer, wait_until
 from framer import Framer
 
 from leet.alerts.events import ALERT, CRASHED, FAILED, FINISHED, NODE_LOST, THRESHOLD
@@ -279,3 +281,65 @@ def test_a_ledger_that_cannot_be_used_is_set_aside_with_a_note(tmp_path, damaged
     ledger.record("x", "stdout", 1.0)
     ledger.save()
     assert Ledger(path).reached("x") == {"stdout"}
+
+
+# -- delivery that outlasts a sink's outage --------------------------------------------------
+
+
+def webhook_watch(folder: Path, ledger: Ledger, url: str, **delivery) -> tuple[Watch, io.StringIO]:
+    from leet.alerts.settings import SinkSpec
+    from leet.commands.watch import routes_for
+
+    out = io.StringIO()
+    results: queue.SimpleQueue = queue.SimpleQueue()
+    routes = routes_for(SinkSpec("webhook", (url,), where="--webhook 1"), results, **delivery)
+    return Watch(AlertSettings(), Follower([folder], ledger=ledger), ledger, routes, json_lines=True, out=out, results=results), out
+
+
+def test_a_webhook_down_longer_than_any_retry_schedule_gets_every_alert_once_up(alert_run, tmp_path):
+    folder = tmp_path / "wandb"
+    folder.mkdir()
+    state = tmp_path / "ledger.json"
+    with HookServer([500] * 15) as hook:
+        watch, out = webhook_watch(folder, Ledger(state), hook.url(), backoff=(0.01,), max_age=3600.0, queue_size=1)  # a full queue waits in the ledger
+        step_until_quiet(watch)
+        copy_run(alert_run.run_dir, folder)
+        step_until_quiet(watch)
+        told = {line["ident"] for line in printed(out)}
+        assert len(told) == 3
+        acknowledged = lambda: {body["ident"] for _, _, body in hook.posts[15:]}  # noqa: E731
+        assert wait_until(lambda: watch.step() is not None and acknowledged() >= told, 60), hook.posts
+        assert wait_until(lambda: watch.step() is not None and not Ledger(state).pending(), 30)
+        watch.close()
+    assert {route_name for ident in told for route_name in Ledger(state).reached(ident)} == {"stdout", watch.routes[0].name}
+
+
+def test_an_alert_past_its_max_age_is_given_up_said_and_kept(failed_run, tmp_path, capsys):
+    folder = tmp_path / "wandb"
+    folder.mkdir()
+    state = tmp_path / "ledger.json"
+    with HookServer([500] * 1000) as hook:
+        watch, out = webhook_watch(folder, Ledger(state), hook.url(), backoff=(0.01,), max_age=0.2)
+        step_until_quiet(watch)
+        copy_run(failed_run.run_dir, folder)
+        step_until_quiet(watch)
+        (line,) = printed(out)
+        assert wait_until(lambda: watch.step() is not None and "gave up" in capsys.readouterr().err, 30)
+        watch.close()
+    ledger = Ledger(state)
+    assert ledger.pending() == [] and ledger.given_up(line["ident"]) == {watch.routes[0].name}
+
+
+def test_max_age_is_a_setting_and_owed_alerts_survive_a_reload(tmp_path):
+    from leet.alerts.events import Alert
+    from leet.alerts.settings import AlertSettingsError, parse_alerts
+
+    assert parse_alerts({"max_age": "2h"}).max_age == 7200.0 and AlertSettings().max_age == 86400.0
+    with pytest.raises(AlertSettingsError, match="max_age"):
+        parse_alerts({"max_age": "soon"})
+    ledger = Ledger(tmp_path / "ledger.json")
+    alert = Alert(THRESHOLD, "loss > 1", "loss is inf", key="loss", value=float("inf"), ident="t:1")
+    ledger.owe(alert, ["--webhook 1: http://h/"], 100.0)
+    ledger.save()
+    ((ident, since, body, sinks),) = Ledger(tmp_path / "ledger.json").owed()
+    assert (ident, since, sinks, body) == ("t:1", 100.0, ("--webhook 1: http://h/",), alert.as_json())

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -92,7 +93,7 @@ def test_alerts_reach_every_sink_once_across_a_restart(alert_run, failed_run, ki
             posts = hook.wait_for(4, timeout=15)
             assert sorted(body["title"] for _, _, body in posts) == sorted(line["title"] for line in lines)
             failed = next(body for _, _, body in posts if body["title"].endswith("failed"))
-            assert "exit code 3" in failed["message"] and failed["type"] == "failure"
+            assert "exit code 3" in failed["text"] and failed["level"] == "error" and failed == next(line for line in lines if line["kind"] == "failed")
             (mail,) = mailbox.wait_for(1, timeout=15)
             assert str(mail["subject"]) == f"{failed_run.run_id} failed" and "exit code 3" in mail.get_content()
             assert mailbox.envelopes == [("leet@example.com", ["oncall@example.com"])]
@@ -140,7 +141,7 @@ def test_a_webhook_that_never_answers_costs_only_itself(failed_run, tmp_path):
             assert len(hook.posts) == 1 and hook.posts[0][2]["title"] == line["title"]
             assert time.time() - printed_at < 2.0  # the hung sink held nothing up
             # The hung sink says so on stderr, named without its path's secret.
-            said = lambda: "alerts.sinks[1]: json://127.0.0.1" in watcher.text() and ("timed out" in watcher.text() or ": hung" in watcher.text())  # noqa: E731
+            said = lambda: "alerts.sinks[1]: http://127.0.0.1" in watcher.text() and ("timed out" in watcher.text() or ": hung" in watcher.text())  # noqa: E731
             assert wait_until(said, 15), watcher.text()
             assert "s3cr3t" not in watcher.text()
         finally:
@@ -166,3 +167,92 @@ def test_a_host_rule_tells_once_while_it_holds_across_restarts(tmp_path):
     assert 0 <= alert["value"] <= 100 and alert["text"].startswith("memory_percent is ")
     assert once("memory_percent >= 0") == []  # still holding: the same episode, told already
     assert once("memory_percent < 0") == []
+
+
+class GatedHook:
+    """A webhook on a fixed loopback port that holds every POST unanswered until ``open()``, then answers 200."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.arrived: list[dict] = []  # every body that came, answered or not
+        self.answered: list[dict] = []  # the bodies answered 200
+        self.gate = threading.Event()
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                hook.arrived.append(body)
+                hook.gate.wait()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"ok")
+                    self.wfile.flush()
+                except OSError:  # the sender was killed while it waited
+                    return
+                hook.answered.append(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/hook"
+        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self) -> None:
+        self.gate.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def test_alerts_in_flight_when_watch_is_killed_reach_the_webhook_after_a_restart(alert_run, failed_run, killed_run, tmp_path):
+    folder = tmp_path / "wandb"
+    folder.mkdir()
+    join(killed_run.run_dir, folder)  # there before watching: settled, so the ledger is written once the watch has looked
+    hook = GatedHook()
+    args = (str(folder), "--webhook", hook.url, "--on", "finished,failed,alert")
+    watcher = Watcher(tmp_path, *args)
+    again = None
+    try:
+        watcher.start()
+        assert wait_until(lambda: (tmp_path / "ledger.json").exists() or watcher.process.poll() is not None, 30)
+        assert watcher.process.poll() is None, watcher.text()
+        join(alert_run.run_dir, folder)
+        join(failed_run.run_dir, folder)
+        lines = watcher.wait_for_lines(4)
+        assert wait_until(lambda: hook.arrived, 30), watcher.text()
+        watcher.kill()  # while a send hangs
+        in_flight = len(hook.arrived)
+        hook.gate.set()
+        again = Watcher(tmp_path, *args).start()
+        titles = sorted(line["title"] for line in lines)
+        assert wait_until(lambda: sorted({body["title"] for body in hook.answered}) == titles, 60), again.text()
+        assert again.stop() == 0
+        assert again.lines() == []  # printed once, before the kill
+        assert len(hook.arrived) <= len(lines) + in_flight  # repeats: at most the ones in flight
+    finally:
+        stop_process(watcher.process, 5)
+        if again is not None:
+            stop_process(again.process, 5)
+        hook.close()
+
+
+def test_a_sink_added_after_a_restart_is_told_once_of_the_episodes_open_now(tmp_path):
+    state = tmp_path / "ledger.json"
+
+    def once(*sinks: str) -> list[dict]:
+        command = [sys.executable, "-m", "leet", "watch", "--symon", "--rule", "memory_percent >= 0", "--once", "--json", "--state", str(state), *sinks]
+        result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **NO_CONFIG}, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return [json.loads(line) for line in result.stdout.splitlines()]
+
+    (told,) = once()
+    with HookServer() as hook:
+        assert once("--webhook", hook.url()) == []  # nothing new to print
+        ((_, _, body),) = hook.wait_for(1)
+        assert body == told  # the episode still open, told to the sink that came late
+        assert once("--webhook", hook.url()) == [] and len(hook.posts) == 1

@@ -22,6 +22,13 @@ last repeated) up to ``retries`` more times, then given up. A sink whose
 last ``DEAD_AFTER`` alerts were all given up is ``dead``: each new alert is
 tried once, without retries, until one gets through.
 
+With ``max_age`` instead, an alert is tried until it gets through or is
+``max_age`` seconds old (counted on the ``wall`` clock from the ``since``
+given to ``offer``, which may be before this process began), however many
+tries that takes and dead or not. ``offer`` never pushes an alert out: a
+full queue refuses it, and the caller, which keeps every owed alert, offers
+it again later.
+
 States, as ``status()`` reports them:
 
 - ``idle``: nothing has been sent or given up yet;
@@ -34,6 +41,7 @@ States, as ``status()`` reports them:
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -78,7 +86,7 @@ class _Lane:
     thread_name: str
     wake: threading.Condition
     timeout: float
-    queue: deque[Alert] = field(default_factory=deque)
+    queue: deque[tuple[Alert, float]] = field(default_factory=deque)  # (alert, wall time it was first owed)
     busy: bool = False
     retrying: bool = False
     streak: int = 0  # alerts given up in a row
@@ -113,6 +121,8 @@ class Delivery:
         backoff: Sequence[float] = (1.0, 5.0, 20.0),
         on_result: OnResult | None = None,
         clock: Callable[[], float] = time.monotonic,
+        max_age: float | None = None,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self._lock = threading.Lock()
         self._settled = threading.Condition(self._lock)  # a lane went idle
@@ -121,6 +131,8 @@ class Delivery:
         self._backoff = tuple(max(0.0, float(delay)) for delay in backoff) or (0.0,)
         self._on_result = on_result
         self._clock = clock
+        self._max_age = max_age
+        self._wall = wall
         self._closed = False
         self._lanes: list[_Lane] = []
         for number, sink in enumerate(sinks, 1):
@@ -144,10 +156,20 @@ class Delivery:
                     if len(lane.queue) >= self._queue_size:
                         lane.queue.popleft()
                         lane.dropped += 1
-                    lane.queue.append(alert)
+                    lane.queue.append((alert, self._wall()))
                     lane.wake.notify()
         except Exception:  # the caller is a detector or a screen: it must never see delivery's trouble
             log.warning("an alert could not be queued")
+
+    def offer(self, alert: Alert, since: float) -> bool:
+        """Queue ``alert`` (first owed at wall time ``since``) for every sink unless a queue is full or the delivery closed: then False, nothing queued."""
+        with self._lock:
+            if self._closed or any(len(lane.queue) >= self._queue_size for lane in self._lanes):
+                return False
+            for lane in self._lanes:
+                lane.queue.append((alert, since))
+                lane.wake.notify()
+            return True
 
     def status(self) -> list[SinkStatus]:
         with self._lock:
@@ -200,9 +222,9 @@ class Delivery:
                     lane.wake.wait()
                 if self._closed:
                     return
-                alert = lane.queue.popleft()
+                alert, since = lane.queue.popleft()
                 lane.busy = True
-            ok, error = self._deliver(lane, alert)
+            ok, error = self._deliver(lane, alert) if self._max_age is None else self._deliver_until_old(lane, alert, since)
             with self._lock:
                 lane.retrying = False
                 if ok:
@@ -233,6 +255,23 @@ class Delivery:
                 lane.last_error = error
                 lane.retrying = attempt + 1 < tries
         return False, error
+
+    def _deliver_until_old(self, lane: _Lane, alert: Alert, since: float) -> tuple[bool, str]:
+        """Tries until the alert gets through or is ``max_age`` old, the backoff between tries (its last step repeated)."""
+        assert self._max_age is not None
+        for attempt in itertools.count():
+            ok, error = self._attempt(lane, alert)
+            if ok:
+                return True, ""
+            left = since + self._max_age - self._wall()
+            if left <= 0:
+                return False, f"given up after {attempt + 1} tries in {self._max_age:g} s: {error}"
+            with self._lock:
+                lane.last_error = error
+                lane.retrying = True
+            if not self._pause(lane, min(left, self._backoff[min(attempt, len(self._backoff) - 1)])):
+                return False, f"{error} ({CLOSED})"
+        raise AssertionError("unreachable")
 
     def _pause(self, lane: _Lane, seconds: float) -> bool:
         """Sleeps ``seconds`` unless the delivery closes first (then False)."""

@@ -5,6 +5,7 @@
     rules = ["gpu.*.temp > 85 for 2m", "disk./.usagePercent > 95"]
     rules_file = "~/.config/leet/rules.txt"
     node_lost_after = "2m"
+    max_age = "24h"               # a sink that does not acknowledge an alert this long gives it up
     toast = true                  # or a list of events
     bell = ["failed", "crashed"]  # or true / false
 
@@ -66,6 +67,7 @@ class AlertSettings:
     rules: tuple[Rule, ...] = ()
     sinks: tuple[SinkSpec, ...] = ()
     node_lost_after: float = 120.0
+    max_age: float = 86400.0
     toast: frozenset[str] = frozenset(EVENT_KINDS)
     bell: frozenset[str] = frozenset()
 
@@ -143,7 +145,7 @@ def parse_alerts(table: Any, path: str = "config", text: str = "") -> AlertSetti
     place = _Place(path, text)
     if not isinstance(table, Mapping):
         raise AlertSettingsError(f"{path}: alerts must be a table ([alerts])")
-    known = {"on", "rules", "rules_file", "node_lost_after", "toast", "bell", "sinks"}
+    known = {"on", "rules", "rules_file", "node_lost_after", "max_age", "toast", "bell", "sinks"}
     for key in table:
         if key not in known:
             raise place.error(str(key), f"unknown setting (known: {', '.join(sorted(known))})")
@@ -154,11 +156,12 @@ def parse_alerts(table: Any, path: str = "config", text: str = "") -> AlertSetti
                 settings[key] = parse_events(table[key])
             except ValueError as error:
                 raise place.error(key, str(error)) from None
-    if "node_lost_after" in table:
-        try:
-            settings["node_lost_after"] = parse_duration(table["node_lost_after"])
-        except ValueError as error:
-            raise place.error("node_lost_after", str(error)) from None
+    for key in ("node_lost_after", "max_age"):
+        if key in table:
+            try:
+                settings[key] = parse_duration(table[key])
+            except ValueError as error:
+                raise place.error(key, str(error)) from None
     rules = list(_rules(table.get("rules", []), place))
     if "rules_file" in table:
         rules += rules_from_file(table["rules_file"], lambda message: place.error("rules_file", message))
@@ -247,10 +250,12 @@ def _targets(value: Any, kind: str, index: int, place: _Place) -> tuple[str, ...
 
 def merged(
     settings: AlertSettings, *, rules: Sequence[Rule] = (), sinks: Sequence[SinkSpec] = (), on: frozenset[str] | None = None, node_lost_after: float | None = None,
+    max_age: float | None = None,
 ) -> AlertSettings:
-    """Settings with the command line's rules and sinks added, and its ``--on`` and ``--node-lost-after`` in place of the file's."""
+    """Settings with the command line's rules and sinks added, and its ``--on``, ``--node-lost-after`` and ``--max-age`` in place of the file's."""
     return replace(
         settings, rules=(*settings.rules, *rules), sinks=(*settings.sinks, *sinks), on=settings.on if on is None else on,
         node_lost_after=settings.node_lost_after if node_lost_after is None else node_lost_after,
+        max_age=settings.max_age if max_age is None else max_age,
     )
 

@@ -6,7 +6,11 @@ a line on stdout (JSON with ``--json``) and goes to the sinks the settings
 and flags name (Apprise URLs, webhooks, commands), each on a thread of its
 own. What was sent is kept in a ledger under the user's state directory, so
 a restart never sends an alert again; what a file already held when it was
-first watched is nobody's news. ``wandb.alert``'s ``wait_duration`` keeps a
+first watched is nobody's news. Delivery is at least once: an alert is owed
+to each sink (in the ledger, written with the read offset that passes it)
+until the sink acknowledges it; owed alerts are retried after 1, 5, 20, 60 s
+and every minute after, across restarts, until ``max_age`` (``--max-age``,
+default 24 h), when the sink gives it up with a line on stderr. ``wandb.alert``'s ``wait_duration`` keeps a
 title quiet for that long; a rule's ``cooldown`` does the same for it.
 
 Exit status: 0 after SIGTERM or SIGINT (or ``--once``), 2 for a bad setting
@@ -23,8 +27,10 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, TextIO
+
+from leet.common.retry import BACKOFF_FIRST, BACKOFF_MAX, backoff
 
 if TYPE_CHECKING:  # loaded when the command runs: ``leet --help`` stays light
     from leet.alerts.delivery import Delivery
@@ -41,6 +47,7 @@ DESCRIPTION = (
 )
 TICK = 0.25  # seconds between looks at the files: well inside the second an alert may take
 SAVE_EVERY = 2.0  # seconds between ledger writes for offsets alone
+BACKOFF = (1.0, 5.0, 20.0, 60.0)  # seconds between tries of an owed alert, the last repeated until it is max_age old
 STDOUT = "stdout"  # the ledger's name for the lines printed
 TROUBLE = ("retrying", "hung", "dead")  # a sink's states worth a line on stderr
 
@@ -61,13 +68,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rule", action="append", metavar="EXPR", help="a threshold rule, e.g. 'gpu.*.temp > 85 for 2m' (repeatable)")
     parser.add_argument("--rules", metavar="FILE", help="a file of rules, one a line, # comments")
     parser.add_argument("--notify", action="append", metavar="URL", help="an Apprise URL (slack://, mailto://, ntfy://, json:// …) or @FILE of URLs (repeatable); ${NAME} is read from the environment")
-    parser.add_argument("--webhook", action="append", metavar="URL", help="POST each alert as JSON to this http(s) URL (repeatable)")
+    parser.add_argument("--webhook", action="append", metavar="URL", help="POST each alert's JSON (as --json prints it, ident included) to this http(s) URL; no redirects followed (repeatable)")
     parser.add_argument("--webhook-shape", choices=("json", "slack"), default="json", help="the webhooks' body: leet's JSON (default) or Slack's {\"text\": …}")
     parser.add_argument("--exec", action="append", metavar="CMD", help="run CMD with the alert as JSON on stdin, no shell (repeatable)")
     parser.add_argument("--on", metavar="EVENTS", help="which events: finished,failed,crashed,alert,node-lost,threshold (default: all)")
     parser.add_argument("--crash-after", type=_seconds, metavar="SECONDS", help="a run silent this long without an exit record is presumed crashed (default 600)")
     parser.add_argument("--node-lost-after", type=_seconds, metavar="SECONDS", help="a shared run's node silent this long while others write, or a cluster node down this long, is lost (default 120)")
     parser.add_argument("--interval", type=_seconds, metavar="SECONDS", help="--symon: seconds between sweeps (default 2); --cluster: between queries (default 15)")
+    parser.add_argument("--max-age", type=_duration, metavar="DURATION", help="keep retrying an alert a sink has not acknowledged this long (30m, 24h, seconds), across restarts, then give it up (default 24h)")
     parser.add_argument("--json", action="store_true", help="print each alert as one JSON line")
     parser.add_argument("--once", action="store_true", help="look once, send what is new, wait for the sinks, and exit")
     parser.add_argument("--state", metavar="FILE", help="the ledger of what was sent (default: under the user's state directory)")
@@ -78,6 +86,15 @@ def _seconds(text: str) -> float:
     from leet.config import interval_flag  # late: --help stays light
 
     return interval_flag(text)
+
+
+def _duration(text: str) -> float:
+    from leet.alerts.settings import parse_duration  # late: --help stays light
+
+    try:
+        return parse_duration(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def say(message: object) -> None:
@@ -128,6 +145,7 @@ class Route:
     name: str
     delivery: Delivery
     state: str = "idle"
+    queued: set[str] = field(default_factory=set)  # idents handed to the delivery and not yet answered
 
 
 def _build(args: argparse.Namespace) -> "Watch":
@@ -149,10 +167,10 @@ def _build(args: argparse.Namespace) -> "Watch":
         on = parse_events(args.on) if args.on else None
     except ValueError as error:
         raise _Refused(f"--on: {error}") from None
-    settings = merged(settings, rules=_flag_rules(args), sinks=_flag_sinks(args), on=on, node_lost_after=args.node_lost_after)
+    settings = merged(settings, rules=_flag_rules(args), sinks=_flag_sinks(args), on=on, node_lost_after=args.node_lost_after, max_age=args.max_age)
     environ = dict(os.environ)
     results: queue.SimpleQueue = queue.SimpleQueue()
-    routes = [route for spec in settings.sinks for route in _routes(spec, environ, results)]
+    routes = [route for spec in settings.sinks for route in _routes(spec, environ, results, max_age=settings.max_age)]
     watched = [str(Path(path).absolute()) for path in args.paths] + (["--symon"] if args.symon else []) + ([f"--cluster {args.cluster}"] if args.cluster else [])
     ledger = Ledger(Path(args.state) if args.state else ledger_path(watched))
     if ledger.note:
@@ -193,7 +211,12 @@ def _flag_sinks(args: argparse.Namespace) -> list[SinkSpec]:
     return specs
 
 
-def _routes(spec: SinkSpec, environ: dict[str, str], results: queue.SimpleQueue) -> list[Route]:
+def routes_for(spec: SinkSpec, results: queue.SimpleQueue, **delivery: Any) -> list[Route]:
+    """The routes of one sink spec, with no environment to read: ``delivery`` (``backoff``, ``max_age`` …) goes to each ``Delivery``."""
+    return _routes(spec, {}, results, **delivery)
+
+
+def _routes(spec: SinkSpec, environ: dict[str, str], results: queue.SimpleQueue, *, backoff: tuple[float, ...] = BACKOFF, max_age: float = 86400.0, **delivery: Any) -> list[Route]:
     from leet.alerts.delivery import Delivery
     from leet.alerts.sinks import command_sink, sinks_from, webhook
 
@@ -213,7 +236,7 @@ def _routes(spec: SinkSpec, environ: dict[str, str], results: queue.SimpleQueue)
         def result(alert: Alert, sink_name: str, ok: bool, error: str, name: str = name) -> None:
             results.put((alert, name, ok, error))  # from the sink's thread: the loop writes the ledger
 
-        routes.append(Route(spec, name, Delivery([sink], timeout=spec.timeout, on_result=result)))
+        routes.append(Route(spec, name, Delivery([sink], timeout=spec.timeout, on_result=result, backoff=backoff, max_age=max_age, **delivery)))
     return routes
 
 
@@ -253,7 +276,14 @@ def _hub(config: Any):  # -> collectors.hub.Hub
 
 
 class Watch:
-    """The follower, the host's samples and the sinks, stepped from one thread."""
+    """The follower, the host's samples and the sinks, stepped from one thread.
+
+    A step that raises is said on stderr and retried after ``backoff_first``
+    seconds, doubling up to ``backoff_max``.
+    """
+
+    backoff_first = BACKOFF_FIRST
+    backoff_max = BACKOFF_MAX
 
     def __init__(
         self, settings: AlertSettings, follower: Follower, ledger: Ledger, routes: list[Route], thresholds: ThresholdWatch | None = None,
@@ -275,6 +305,21 @@ class Watch:
         self._saved_at = 0.0
         self._unreadable: set[str] = set()
         self.host = os.uname().nodename if hasattr(os, "uname") else "host"
+        self._tell_late_sinks()
+
+    def _tell_late_sinks(self) -> None:
+        """A sink that has not heard of a threshold episode still holding since the last run is owed its alert, once."""
+        from leet.alerts.ledger import alert_from_json
+
+        if self.thresholds is None:
+            return
+        carried = {(source, rule) for source, rule, _ in self.thresholds.carried}
+        for body in self.ledger.episode_alerts():
+            if (body["source"], body["rule"]) not in carried or "threshold" not in self.settings.on:
+                continue
+            alert = alert_from_json(body)
+            done = self.ledger.reached(alert.ident) | self.ledger.given_up(alert.ident)
+            self.ledger.owe(alert, [route.name for route in self.routes if "threshold" in route.spec.on and route.name not in done], self.clock())
 
     def run(self, stop: threading.Event, once: bool = False) -> None:
         if self.hub is not None:
@@ -287,12 +332,25 @@ class Watch:
             if once:
                 self._first_answer()
         try:
+            failures = 0
             while True:
-                self.step()
-                if once or stop.wait(TICK):
+                failures = self._step_or_say(failures)
+                if once or stop.wait(backoff(failures, self.backoff_first, self.backoff_max) if failures else TICK):
                     break
         finally:
             self.close(flush=2.0 if not once else 30.0)
+
+    def _step_or_say(self, failures: int) -> int:
+        """One step; the failures in a row after it. A step that raises is said on stderr and tried again later."""
+        try:
+            self.step()
+        except Exception as error:  # noqa: BLE001 - a bug or an unforeseen file must not end the watch in silence
+            delay = backoff(failures + 1, self.backoff_first, self.backoff_max)
+            say(f"following failed, retrying in {delay:g} s: {type(error).__name__}: {error}")
+            return failures + 1
+        if failures:
+            say("following works again")
+        return 0
 
     def _first_sample(self, stop: threading.Event, seconds: float = 30.0) -> None:
         try:
@@ -315,10 +373,11 @@ class Watch:
         if self.cluster is not None:
             alerts += self.cluster.poll(now)
         told = [alert for alert in alerts if self.handle(alert)]
-        self._take_results()
-        if now - self._saved_at > SAVE_EVERY or told:
+        answered = self._take_results()
+        if now - self._saved_at > SAVE_EVERY or told or answered:
             self._say_problems()
-            self._save(now)
+            self._save(now)  # the owed alerts and the offsets past them, in one write, before any is sent
+        self._hand_out(now)
         return told
 
     def _host_alerts(self) -> list[Alert]:
@@ -346,10 +405,33 @@ class Watch:
         if STDOUT not in reached:
             self._print(alert)
             self.ledger.record(alert.ident, STDOUT, alert.time)
-        for route in self.routes:
-            if alert.kind in route.spec.on and route.name not in reached:
-                route.delivery.submit(alert)
+        if alert.kind == "threshold":
+            self.ledger.note_episode_alert(alert)
+        done = reached | self.ledger.given_up(alert.ident)
+        owed = [route.name for route in self.routes if alert.kind in route.spec.on and route.name not in done]
+        for lost in self.ledger.owe(alert, owed, self.clock()):
+            say(f"gave up on {lost}: too many alerts owed")
         return True
+
+    def _hand_out(self, now: float) -> None:
+        """Offers each owed alert to its sinks' queues, oldest first, until a queue is full (the rest wait in the ledger)."""
+        from leet.alerts.ledger import alert_from_json
+
+        routes = {route.name: route for route in self.routes}
+        full: set[str] = set()
+        for ident, since, body, sinks in self.ledger.owed():
+            for name in sinks:
+                route = routes.get(name)
+                if route is None:  # a sink no longer configured: it may come back until the alert is too old
+                    if now - since > self.settings.max_age:
+                        self._give_up(ident, name, body, "no longer configured")
+                    continue
+                if name in full or ident in route.queued:
+                    continue
+                if route.delivery.offer(alert_from_json(body), since):
+                    route.queued.add(ident)
+                else:
+                    full.add(name)
 
     def _waiting(self, alert: Alert) -> bool:
         """wandb.alert's wait_duration: the same title for this run went out less than wait_s ago."""
@@ -369,20 +451,35 @@ class Watch:
             line = escaped(f"{stamp}  {alert.kind.upper():<9} {alert.title} — {alert.text}")
         print(line, file=self.out, flush=True)
 
-    def _take_results(self) -> None:
+    def _take_results(self) -> bool:
+        """The sinks' answers into the ledger; True if there were any."""
+        from leet.alerts.delivery import CLOSED
+
+        answered = False
         while True:
             try:
                 alert, name, ok, error = self.results.get_nowait()
             except queue.Empty:
                 break
+            answered = True
+            route = next((route for route in self.routes if route.name == name), None)
+            if route is not None:
+                route.queued.discard(alert.ident)
             if ok:
-                self.ledger.record(alert.ident, name, alert.time)
+                self.ledger.delivered(alert.ident, name, alert.time)
+            elif CLOSED not in error:  # closing leaves it owed, for the next start
+                self._give_up(alert.ident, name, alert.as_json(), error)
         for route in self.routes:
             state = _state_of(route)
             if state != route.state:
                 if state in TROUBLE or route.state in TROUBLE:  # trouble, and the end of it, are news; idle → ok is not
                     say(f"{route.name}: {state}{_why(route) if state in TROUBLE else ''}")
                 route.state = state
+        return answered
+
+    def _give_up(self, ident: str, name: str, body: dict[str, Any], why: str) -> None:
+        self.ledger.give_up(ident, name)
+        say(f"{name}: gave up on {body.get('kind')} alert {body.get('title')!r} ({ident}), kept in the ledger as given up: {why}")
 
     def _say_problems(self) -> None:
         """A file that cannot be read, or a Prometheus that does not answer, costs only itself, and says so once

@@ -1,7 +1,8 @@
 """Where alerts go: Apprise URLs and local commands, each shown without its secrets.
 
-Everything that leaves the machine goes through Apprise (``apprise_sink``);
-``webhook`` turns a plain http(s) URL into Apprise's JSON sink. A command
+Apprise URLs go through Apprise (``apprise_sink``); ``webhook`` POSTs
+leet's alert JSON (or Slack's ``{"text": …}``) to a plain http(s) URL with
+urllib. A command
 (``command``) gets the alert as JSON on its stdin, never through a shell.
 
 Credentials stay out of sight (``redact``). ``${NAME}`` in a URL or a
