@@ -358,7 +358,7 @@ def test_prometheus_away_is_one_clear_line_retried_with_backoff_and_the_gap_read
         assert source.step() <= 1.0
         status = source.status()
         assert status.reachable and status.message == "" and status.retry_in is None
-        assert door.paths == ["/api/v1/query_range", "/api/v1/query"]  # the gap, then the live query
+        assert door.paths == ["/api/v1/query", "/api/v1/query_range"]  # the live query, then the gap
     finally:
         door.shut()
 

@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping
 
+from leet.common.retry import backoff
 from leet.model.cluster import CLUSTER_RUN, DCGM_EXPORTER, LEET_SERVE, NODE_EXPORTER, NodeState, PrometheusStatus
 from leet.model.keys import KeyLabel, natural_key
 from leet.model.store import Store
@@ -54,8 +55,6 @@ from leet.sources.prometheus_api import PrometheusClient, PrometheusError
 DEFAULT_INTERVAL = 15.0
 DEFAULT_RANGE = 3600.0
 DEFAULT_WIDTH = 120  # chart cells, until set_width says otherwise
-BACKOFF_FIRST = 1.0
-BACKOFF_MAX = 30.0
 HISTORY_TIMEOUT_FACTOR = 3.0  # a range query may take this many times the instant timeout
 # A range query that fails so is given up (live queries go on); others are retried.
 HISTORY_SKIPPED = frozenset({"refused", "too_big", "timeout"})
@@ -90,6 +89,7 @@ class NodeBook:
         (``now`` None) replays every ``up`` point in time order.
         """
         self.naming.learn(readings)
+        self.naming.adopt(reading.target for reading in readings if reading.role == UP)
         batch = self._values_of(reading for reading in readings if reading.role == VALUE)
         for reading in readings:
             if reading.role == SCRAPED and reading.values:
@@ -251,7 +251,7 @@ class ClusterSource(ThreadedSource):
         self._last_values = last_values  # a down target keeps its last values (one answer, no history)
         self._gap_from: float | None = None  # data time before Prometheus went away
         self._last_data: float | None = None
-        self._failures = 0
+        self._query_failures = 0
         self._notes: tuple[str, ...] = ()
         self._status = PrometheusStatus(url=client.display_url)
 
@@ -288,11 +288,6 @@ class ClusterSource(ThreadedSource):
                 now = self._clock()
                 skipped = self._read_range(now - self.range_s, now, "history")
                 self._history_due = skipped is not None
-            elif self._gap_from is not None:
-                gap_from, now = self._gap_from, self._clock()
-                if now - gap_from > 2 * self.interval:
-                    skipped = self._read_range(gap_from, now, "the gap")
-                self._gap_from = gap_from if skipped is not None else None
             ask = self.plan.latest if self._last_values else self.plan.instant
             answer = self.client.query(ask(self.interval, self.range_s))
         except PrometheusError as error:
@@ -308,7 +303,24 @@ class ClusterSource(ThreadedSource):
         self.store.append_many(self.run, now, {name: values[-1] for name, (_, values) in batch.items()})
         self._last_data = now
         self._succeeded(answer.elapsed_ms, answer.warnings)
+        if self._gap_from is not None:
+            self._notify()  # live values first: the gap's history may take long to come
+            self._read_gap(self._gap_from, now)
         return max(0.0, self.interval - (time.monotonic() - started))
+
+    def _read_gap(self, gap_from: float, now: float) -> None:
+        """Reads back what was missed while Prometheus was away; a gap that fails now is tried after the next live query."""
+        if now - gap_from <= 2 * self.interval:
+            self._gap_from = None
+            return
+        try:
+            skipped = self._read_range(gap_from, now, "the gap")
+        except PrometheusError:
+            return
+        self._gap_from = None
+        if skipped is not None:
+            with self._lock:
+                self._status = replace(self._status, notes=self._status.notes + (skipped,))
 
     def _read_range(self, start: float, end: float, what: str) -> str | None:
         """Reads ``start``..``end`` into the store; what went wrong, when the server refused it or was too slow."""
@@ -328,7 +340,7 @@ class ClusterSource(ThreadedSource):
         return None
 
     def _succeeded(self, elapsed_ms: float, warnings: tuple[str, ...]) -> None:
-        self._failures = 0
+        self._query_failures = 0
         with self._lock:
             found = bool(self._book.naming.targets())
             notes = self._notes + warnings
@@ -341,10 +353,10 @@ class ClusterSource(ThreadedSource):
             )
 
     def _failed(self, error: PrometheusError) -> float:
-        self._failures += 1
+        self._query_failures += 1
         if self._gap_from is None and self._last_data is not None and not self._history_due:
             self._gap_from = self._last_data
-        delay = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (self._failures - 1))
+        delay = backoff(self._query_failures)
         with self._lock:
             self._status = replace(self._status, reachable=False, message=str(error), queries=self.client.requests, retry_in=delay)
         return delay
@@ -354,6 +366,7 @@ class ClusterSource(ThreadedSource):
     def _loop(self) -> None:
         while not self._stop.is_set():
             delay = self.step()
+            self.stepped()
             self._notify()
             self._stop.wait(delay)
 

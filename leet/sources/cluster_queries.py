@@ -469,6 +469,17 @@ class Naming:
             if reading.node:
                 self.node_labels[target] = reading.node
 
+    def adopt(self, targets: Iterable[Target]) -> None:
+        """Of ``targets`` (those with an ``up``), the ones in a job with known targets: the fleet's, though down all along.
+
+        Such a target never answered with a series that proves its kind (the
+        kind is left unknown), yet its node is one to list, as down.
+        """
+        jobs = {job for job, _ in self.kinds}
+        for target in targets:
+            if target[0] in jobs:
+                self.kinds.setdefault(target, set())
+
     def known(self, target: Target) -> bool:
         return target in self.kinds
 
