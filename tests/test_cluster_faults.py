@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+from loopback_http import LoopbackHTTP
 from test_cluster_source import VECTOR
 
 from leet.model.cluster import NODE_EXPORTER
@@ -15,7 +15,7 @@ from leet.sources.cluster_queries import MARKER, UP, Naming, Reading
 from leet.sources.prometheus_api import Answer, PrometheusClient, PrometheusError, endpoint
 
 
-class Redirecting:
+class Redirecting(LoopbackHTTP):
     """A local server answering every POST with a 301 to ``target`` + the path asked."""
 
     def __init__(self, target: str) -> None:
@@ -36,15 +36,7 @@ class Redirecting:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def url(self, credentials: str = "") -> str:
-        return f"http://{credentials}127.0.0.1:{self._httpd.server_address[1]}"
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self.serve(Handler)
 
 
 def test_a_redirect_within_the_origin_is_followed():

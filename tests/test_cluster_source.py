@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+from loopback_http import LoopbackHTTP
 from test_openmetrics import DCGM_PAGE, DIRECT, FixtureServer, free_port, require_server, running
 
 from leet.export.names import series
@@ -368,7 +369,7 @@ def test_prometheus_away_is_one_clear_line_retried_with_backoff_and_the_gap_read
 VECTOR = {"status": "success", "data": {"resultType": "vector", "result": []}}
 
 
-class FakePrometheus:
+class FakePrometheus(LoopbackHTTP):
     """A local server answering every POST with the next canned answer, keeping each request's headers."""
 
     def __init__(self) -> None:
@@ -390,15 +391,7 @@ class FakePrometheus:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def url(self, credentials: str = "") -> str:
-        return f"http://{credentials}127.0.0.1:{self._httpd.server_address[1]}"
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self.serve(Handler)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from leet.common.matching import compile_filter
 from leet.common.text import clean
 from widgets.chartframe import Row, fit
 from widgets.lines import LIST_BINDINGS
-from widgets.process_rows import ASCENDING, DESCENDING
+from widgets.process_rows import ASCENDING, DESCENDING, cell, column_spans
 from widgets.processes import ProcessTable
 
 UNKNOWN = "-"
@@ -129,25 +129,11 @@ def choose_columns(width: int, names: int) -> Layout:
     return [(column, widths[column.key]) for column in COLUMNS if column.key in chosen]
 
 
-def column_spans(layout: Layout) -> list[tuple[int, int, str]]:
-    spans = []
-    x = 0
-    for column, cells in layout:
-        spans.append((x, x + cells, column.key))
-        x += cells + 1
-    return spans
-
-
-def _cell(text: str, cells: int, right: bool) -> str:
-    text = fit(text, cells)
-    return text.rjust(cells) if right else text.ljust(cells)
-
-
 def header_text(layout: Layout, sort: str, descending: bool) -> str:
     parts = []
     for column, cells in layout:
         title = column.title + ((DESCENDING if descending else ASCENDING) if column.key == sort else "")
-        parts.append(_cell(title, cells, column.right))
+        parts.append(cell(title, cells, column.right))
     return " ".join(parts)
 
 
@@ -204,7 +190,7 @@ def node_row(row: NodeRow, layout: Layout, style: str, width: int, ascii: bool =
         if index:
             runs.append((" ", style if style == "cursor" else "empty"))
             used += 1
-        text = _cell(cell_text(column.key, row, ascii), cells, column.right)
+        text = cell(cell_text(column.key, row, ascii), cells, column.right)
         runs.append((text, _style(column.key, row, style)))
         used += cells
     if used < width:

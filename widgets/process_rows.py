@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from leet.common.matching import compile_filter
 from leet.common.text import clean
@@ -180,7 +180,14 @@ def choose_columns(width: int, widths: Mapping[str, int], marker: int = 0) -> La
     return [(column, widths[column.key]) for column in COLUMNS if column.key in chosen] + [(COMMAND, command)]
 
 
-def column_spans(layout: Layout, marker: int = 0) -> list[tuple[int, int, str]]:
+class Keyed(Protocol):
+    """A table's column as far as clicks on its header go: its key."""
+
+    @property
+    def key(self) -> str: ...
+
+
+def column_spans(layout: Sequence[tuple[Keyed, int]], marker: int = 0) -> list[tuple[int, int, str]]:
     """``(first cell, last cell + 1, column key)`` of each column, for clicks on the header."""
     spans = []
     x = marker
@@ -190,7 +197,8 @@ def column_spans(layout: Layout, marker: int = 0) -> list[tuple[int, int, str]]:
     return spans
 
 
-def _cell(text: str, cells: int, right: bool) -> str:
+def cell(text: str, cells: int, right: bool) -> str:
+    """``text`` fitted to ``cells`` and aligned, as a column of a table shows it."""
     text = fit(text, cells)
     return text.rjust(cells) if right else text.ljust(cells)
 
@@ -201,7 +209,7 @@ def header_text(layout: Layout, sort: str, descending: bool, command_mode: str =
         title = "PROGRAM" if column is COMMAND and command_mode == "name" else column.title
         if column.key == sort:
             title += DESCENDING if descending else ASCENDING
-        parts.append(_cell(title, cells, column.right))
+        parts.append(cell(title, cells, column.right))
     return " ".join(parts)
 
 
@@ -345,7 +353,7 @@ def process_row(
     runs: Row = []
     if marker is not None:
         runs.append((marker, "ok") if marker.strip() and style != "cursor" else (marker, style))
-    cells = [_cell(cell_text(column, row), width, column.right) for column, width in layout[:-1]]
+    cells = [cell(cell_text(column, row), width, column.right) for column, width in layout[:-1]]
     fields = " ".join(cells) + " " if cells else ""
     quiet = "muted" if (muted or getattr(row, "kernel", False)) and style != "cursor" else style
     runs.append((fields, "muted" if muted and style != "cursor" else style))
