@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from leet.alerts.events import Alert
 from leet.alerts.sinks.apprise_log import apprise_log, failure_reason
-from leet.alerts.sinks.message import message_parts, slack_text
+from leet.alerts.sinks.message import message_parts
 from leet.alerts.sinks.redact import MIN_SECRET, Redactor, expand, url_parts
 from leet.alerts.sinks.sink import Sink, SinkError
 from leet.common.text import escaped
@@ -40,12 +40,10 @@ class AppriseSink:
     """One Apprise URL: ``AppriseSink("slack://…")``. Raises ``ValueError`` for a URL Apprise cannot use.
 
     ``shown_as`` maps values that came from the environment to the ``${NAME}``
-    they are shown as; ``slack`` makes the body Slack's ``text`` (the title
-    on its first line, Slack's markup characters escaped); ``timeout``
-    overrides the delivery's for this sink.
+    they are shown as; ``timeout`` overrides the delivery's for this sink.
     """
 
-    def __init__(self, url: str, *, shown_as: Mapping[str, str] | None = None, slack: bool = False, timeout: float | None = None) -> None:
+    def __init__(self, url: str, *, shown_as: Mapping[str, str] | None = None, timeout: float | None = None) -> None:
         import apprise
 
         shown_as = dict(shown_as or {})
@@ -60,7 +58,6 @@ class AppriseSink:
         shown = unquote(self.name).lower()
         self._redact = Redactor({**{part: "***" for part in url_parts(url) if part.lower() not in shown}, **shown_as})
         self._own_timeouts = {"cto", "rto"} & _query_keys(url)
-        self._slack = slack
         self.timeout = timeout
 
     def __repr__(self) -> str:
@@ -68,8 +65,6 @@ class AppriseSink:
 
     def send(self, alert: Alert, timeout: float) -> None:
         title, body = message_parts(alert)
-        if self._slack:
-            title, body = "", slack_text(title, body)
         self._set_timeouts(timeout)
         with apprise_log.captured() as lines:
             try:
