@@ -15,8 +15,8 @@
    joins) and calls ``run.alert()`` with a new title every 2 s, ``--alerts``
    times, flushing its transaction log every 50 ms. This script watches the
    run file every 2 ms for each title's bytes (the record on disk); a
-   webhook server on loopback notes when each alert arrives (Apprise's
-   ``json://`` POST). The figure is arrival minus on-disk, per alert.
+   webhook server on loopback notes when each alert arrives (leet's alert
+   JSON, POSTed). The figure is arrival minus on-disk, per alert.
 """
 
 from __future__ import annotations
