@@ -159,6 +159,13 @@ def wait_for(ready: Callable[[], bool], seconds: float, what: str) -> None:
         time.sleep(0.2)
 
 
+def prometheus_time(cluster: Cluster) -> float:
+    """Now, by the clock Prometheus's answers are timed with."""
+    query = urllib.parse.urlencode({"query": "time()"})
+    with DIRECT.open(f"{cluster.url}/api/v1/query?{query}", timeout=5) as response:
+        return float(json.load(response)["data"]["result"][0])
+
+
 def step_until(source: ClusterSource, ready: Callable[[ClusterSource], bool], seconds: float, what: str) -> None:
     def stepped() -> bool:
         source.step()
@@ -248,7 +255,11 @@ def test_at_most_two_queries_an_interval(cluster):
     before = cluster.requests()
     started = time.monotonic()
     source.start()
-    time.sleep(4.5)
+
+    def instant_queries() -> float:
+        return cluster.requests().get("/api/v1/query", 0) - before.get("/api/v1/query", 0)
+
+    wait_for(lambda: instant_queries() >= 4, 60, "four rounds")
     source.close()
     elapsed = time.monotonic() - started
     after = cluster.requests()
@@ -345,6 +356,7 @@ def test_prometheus_away_is_one_clear_line_retried_with_backoff_and_the_gap_read
         assert source.step() <= 1.0
         series_before = len(source.store.series(CLUSTER_RUN))
         nodes_before = source.labels()
+        last_data = prometheus_time(cluster)  # at or after the last answer's time
         door.shut()
         delays = [source.step() for _ in range(4)]
         status = source.status()
@@ -353,7 +365,8 @@ def test_prometheus_away_is_one_clear_line_retried_with_backoff_and_the_gap_read
         assert status.message == f"Prometheus at {door.url}: connection refused (is Prometheus running there?)"
         assert source.labels() == nodes_before and len(source.store.series(CLUSTER_RUN)) == series_before
         assert all(state.up for state in source.nodes() if state.node in ("gpu-a", "gpu-b"))  # as last seen
-        time.sleep(2.5)
+        # Away longer than two intervals, by Prometheus's own clock (its answers' times): a gap worth reading back.
+        wait_for(lambda: prometheus_time(cluster) > last_data + 2.5, 60, "Prometheus's clock 2.5 s past the last answer")
         door.paths.clear()
         door.open()
         assert source.step() <= 1.0

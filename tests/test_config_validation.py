@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_hub import Collected, Counter
+from test_hub import PATIENCE, Collected, Counter, LongWaits
 
 from collectors.hub import MAX_INTERVAL, Hub
 from leet.config import THEMES, Config, ConfigError, load
@@ -223,11 +223,13 @@ def test_the_hub_thread_outlives_a_huge_wait():
     got = Collected()
     hub = Hub([Counter()], interval=MAX_INTERVAL, warmup=0.0)
     hub._interval = 1e10  # past threading.TIMEOUT_MAX: Event.wait(1e10) raises OverflowError
+    waits = LongWaits(got)
+    hub._wake = waits
     hub.subscribe(got)
     hub.start()
     try:
         assert got.wait_count(1)
-        time.sleep(0.2)  # the thread is in its long wait now
+        assert waits.armed.wait(PATIENCE), "the thread never began its long wait"
         assert hub_thread(hub).is_alive()
         hub.set_interval(0.05)
         assert got.wait_count(3), "the thread sweeps again at the new interval"

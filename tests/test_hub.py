@@ -215,8 +215,12 @@ def test_raising_collector_is_failing_backed_off_then_recovers():
         assert health_of(hub, "broken").health is Health.FAILING
 
         broken.healed = True
-        time.sleep(backoff_delay(1) + 0.05)
+        # Swept until its backoff runs out and it is called again: then it answers.
         healed = hub.sweep()
+        deadline = time.monotonic() + 6 * PATIENCE
+        while broken.calls == 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            healed = hub.sweep()
         assert healed.values["b"] == 1.0
         assert health_of(hub, "broken").health is Health.OK
     finally:
@@ -270,8 +274,9 @@ def test_cadence_limits_how_often_a_collector_is_sampled():
     try:
         began = time.monotonic()
         samples = []
-        while time.monotonic() - began < 1.0:
+        while slow.calls < 3:  # swept until the slow one was due twice more: its cadence, however busy the machine
             samples.append(hub.sweep())
+            assert time.monotonic() - began < 12 * PATIENCE, "the slow collector was never due again"
             time.sleep(0.02)
         elapsed = time.monotonic() - began
     finally:
@@ -398,14 +403,32 @@ def test_a_longer_interval_set_while_running_is_the_next_wait(hubs):
     hub = hubs([Counter()], interval=0.02, warmup=0.0)
     got = Collected()
     hub.subscribe(got)
+    waits = LongWaits(got)
+    hub._wake = waits  # the scheduler's wait: each one it makes is seen
     hub.start()
     assert got.wait_count(3)
     hub.set_interval(30.0)
-    time.sleep(0.1)  # a sweep already under way may still land
-    settled = len(got.samples)
-    time.sleep(0.4)
-    assert len(got.samples) == settled, "sweeps went on at the old interval"
+    before = len(got.samples)
+    # The scheduler's next wait is the new interval's: no sweep comes before it ends.
+    assert waits.armed.wait(PATIENCE), "the scheduler never waited for the new interval"
+    assert waits.samples_then[0] - before <= 1, "sweeps went on at the old interval (one already under way may land)"
     assert hub.interval == 30.0
+
+
+class LongWaits(threading.Event):
+    """An Event standing in for the hub's wake-up: notes how many samples there were when the hub first waited long."""
+
+    def __init__(self, got: "Collected") -> None:
+        super().__init__()
+        self.got = got
+        self.armed = threading.Event()
+        self.samples_then: list[int] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if timeout is not None and timeout > 10.0 and not self.armed.is_set():
+            self.samples_then.append(len(self.got.samples))
+            self.armed.set()
+        return super().wait(timeout)
 
 
 def test_set_interval_from_many_threads_leaves_one_valid_interval_and_sweeps_going(hubs):

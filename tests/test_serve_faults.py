@@ -28,7 +28,7 @@ from test_openmetrics import free_port, require_server, running, stop_process
 from test_serve import ENV, _exposition_with, fake_sample, fetch, samples_of, serve_command
 
 from leet.config import ConfigError, load
-from leet.export.connections import ServeCounters
+from leet.export.connections import ServeCounters, tls_context
 from leet.export.http import LISTEN_BACKLOG, MetricsServer, make_server, metrics_app
 
 # A condition not met this long after it should have been is a failure, however busy the machine.
@@ -46,12 +46,14 @@ def wait_until(condition: Callable[[], bool], what: str, seconds: float = PATIEN
 
 @contextmanager
 def serving(
-    max_connections: int = 4, request_deadline: float = 10.0, slow_at_cap: float = 1.0, lines: list[str] | None = None, serve: bool = True
+    max_connections: int = 4, request_deadline: float = 10.0, slow_at_cap: float = 1.0, lines: list[str] | None = None, serve: bool = True,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> Iterator[MetricsServer]:
     counters = ServeCounters("n1", say=(lines.append if lines is not None else None))
     server = make_server(
         socket.AF_INET, ("127.0.0.1", 0), metrics_app(_exposition_with(fake_sample())),
         counters=counters, max_connections=max_connections, request_deadline=request_deadline, slow_at_cap=slow_at_cap,
+        ssl_context=ssl_context,
     )
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True) if serve else None
     if thread:
@@ -317,3 +319,47 @@ def test_tls_settings_that_cannot_work_are_one_line_and_status_2(certificate, tm
     ):
         done = subprocess.run([sys.executable, "-m", "leet", "serve", "--port", str(free_port()), *args], env=ENV, capture_output=True, text=True, timeout=30)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, (args, done.stderr)
+
+
+def tls_client(server: MetricsServer, cert: Path) -> ssl.SSLSocket:
+    """A TLS connection to ``server`` that trusts ``cert``, its handshake done."""
+    trusting = ssl.create_default_context(cafile=str(cert))
+    raw = socket.create_connection(server.server_address[:2], timeout=PATIENCE)
+    return trusting.wrap_socket(raw, server_hostname="127.0.0.1")
+
+
+def read_all(client: socket.socket) -> bytes:
+    answer = b""
+    while chunk := client.recv(4096):
+        answer += chunk
+    return answer
+
+
+def test_past_the_cap_a_tls_connection_is_answered_503_over_tls(certificate):
+    with serving(max_connections=2, slow_at_cap=10 * PATIENCE, ssl_context=tls_context(*map(str, certificate))) as server, ExitStack() as stack:
+        for _ in range(2):  # the cap, held by clients that never start their handshake
+            stack.enter_context(socket.create_connection(server.server_address[:2], timeout=PATIENCE))
+        wait_until(lambda: server.counters.open == 2, "2 connections open")
+        extra = stack.enter_context(tls_client(server, certificate[0]))
+        extra.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = read_all(extra)
+        assert answer.startswith(b"HTTP/1.0 503 ") and answer.endswith(b"too many clients\n"), answer
+        assert server.counters.rejected == 1
+
+
+def test_past_the_cap_a_slow_tls_handshake_holds_no_thread_and_delays_no_other_refusal(certificate):
+    context = tls_context(*map(str, certificate))
+    with serving(max_connections=2, request_deadline=10 * PATIENCE, slow_at_cap=10 * PATIENCE, ssl_context=context) as server, ExitStack() as stack:
+        for _ in range(2):
+            stack.enter_context(socket.create_connection(server.server_address[:2], timeout=PATIENCE))
+        wait_until(lambda: server.counters.open == 2, "2 connections open")
+        baseline = threading.active_count()
+        stalled = [stack.enter_context(socket.create_connection(server.server_address[:2], timeout=PATIENCE)) for _ in range(5)]
+        for client in stalled:
+            client.sendall(b"\x16\x03\x01")  # the first bytes of a ClientHello, and no more
+        wait_until(lambda: server.counters.rejected == 5, "5 stalled connections refused")
+        extra = stack.enter_context(tls_client(server, certificate[0]))  # its handshake is not queued behind theirs
+        assert read_all(extra).startswith(b"HTTP/1.0 503 ")
+        assert threading.active_count() <= baseline + 1, "one thread answers every TLS connection past the cap"
+        # Their handshake's short deadline, far within the request's: each is dropped, none holds anything.
+        wait_until(lambda: all(closed_by_server(client) for client in stalled), "every stalled handshake past the cap closed")

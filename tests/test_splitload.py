@@ -204,10 +204,10 @@ def test_stop_leaves_no_child_behind(basic_run, children, monkeypatch):
 
 
 def test_the_child_leaves_when_its_parent_does():
-    watcher = "from leet.sources.parallel import _exit_with_parent; import time; _exit_with_parent(); time.sleep(60)"
-    process = subprocess.Popen([sys.executable, "-c", watcher], stdin=subprocess.PIPE, env=splitload._child_env())
+    watcher = "from leet.sources.parallel import _exit_with_parent; import time; _exit_with_parent(); print('watching', flush=True); time.sleep(60)"
+    process = subprocess.Popen([sys.executable, "-c", watcher], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=splitload._child_env())
     try:
-        time.sleep(0.2)
+        assert process.stdout.readline() == b"watching\n"  # its watch on the pipe is set, and it sleeps
         process.stdin.close()  # what the parent's death does to the pipe
         assert process.wait(timeout=10) == 3
     finally:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import os
 import re
-import time
+from pathlib import Path
 
+from alert_servers import wait_until
 from wandb_runs import BLOCK_SIZE, FILE_HEADER, HOSTILE_TEXTS, MadeRun, run_id_of
 
 # Record field 18 (exit), a short RunExitRecord, its field 1 (exit_code) = 3.
@@ -134,5 +136,22 @@ def test_live_run_can_be_killed(live_run):
     live.kill()
     assert not live.running
     size = live.size()
-    time.sleep(3 * live.flush_interval)
+    # No process holds the file open any more: nothing is left that could write to it.
+    assert live.wandb_path is not None
+    assert wait_until(lambda: not holders(live.wandb_path), 30), holders(live.wandb_path)
     assert live.size() == size, "no writer is left to flush"
+
+
+def holders(path: Path) -> list[int]:
+    """The processes that have ``path`` open, by their /proc fd links."""
+    target = str(Path(path).resolve())
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if any(os.readlink(fd) == target for fd in (proc / "fd").iterdir()):
+                found.append(int(proc.name))
+        except OSError:  # gone, or not ours to look at
+            continue
+    return found

@@ -21,24 +21,38 @@ from pathlib import Path
 
 from alert_servers import HookServer, Mailbox, SilentServer, wait_until
 from test_openmetrics import stop_process
+from wandb_runs import BLOCK_SIZE
+
+from leet.alerts.ledger import Ledger
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_CONFIG = {"LEET_CONFIG": "/nonexistent/leet-config.toml"}
 RECORDER = "import sys, pathlib; pathlib.Path(sys.argv[1]).open('a').write(sys.stdin.read().strip() + '\\n')"
 
 
-def join(run_dir: Path, folder: Path) -> None:
-    """The run's file appears in the watched folder, as a run that starts there."""
+def join(run_dir: Path, folder: Path) -> Path:
+    """The run's file appears in the watched folder, as a run that starts there; its copy."""
     target = folder / run_dir.name
     target.mkdir()
     for file in run_dir.glob("run-*.wandb"):
         shutil.copy2(file, target / file.name)
+    return target
+
+
+def read_to_the_end(state: Path, run_dir: Path) -> bool:
+    """Whether the ledger at ``state`` says the run file in ``run_dir`` was read into its last block (a killed run's last record is cut short)."""
+    ledger = Ledger(state)
+    files = list(run_dir.glob("run-*.wandb"))
+    return bool(files) and all(
+        (place := ledger.place(str(file.absolute()))) is not None and place[2] > file.stat().st_size - BLOCK_SIZE for file in files
+    )
 
 
 class Watcher:
     def __init__(self, tmp_path: Path, *args: str) -> None:
         self.out = tmp_path / f"watch-{len(list(tmp_path.glob('watch-*.out')))}.out"
-        self.command = [sys.executable, "-m", "leet", "watch", *args, "--json", "--state", str(tmp_path / "ledger.json")]
+        self.state = tmp_path / "ledger.json"
+        self.command = [sys.executable, "-m", "leet", "watch", *args, "--json", "--state", str(self.state)]
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "Watcher":
@@ -51,6 +65,10 @@ class Watcher:
 
     def text(self) -> str:
         return self.out.read_text()
+
+    def wait_listed(self, folder: Path, timeout: float = 30.0) -> None:
+        """Until the watch has listed ``folder`` and written so: a run that joins now is news."""
+        assert wait_until(lambda: Ledger(self.state).listed(str(folder.absolute())), timeout), self.text()
 
     def wait_for_lines(self, count: int, timeout: float = 30.0) -> list[dict]:
         assert wait_until(lambda: len(self.lines()) >= count, timeout), self.text()
@@ -82,7 +100,7 @@ def test_alerts_reach_every_sink_once_across_a_restart(alert_run, failed_run, ki
         watcher = Watcher(tmp_path, *args).start()
         slack_watcher = None
         try:
-            time.sleep(1.0)  # an empty folder, watched
+            watcher.wait_listed(folder)  # an empty folder, watched
             join(alert_run.run_dir, folder)
             join(failed_run.run_dir, folder)
             lines = watcher.wait_for_lines(4)
@@ -100,12 +118,17 @@ def test_alerts_reach_every_sink_once_across_a_restart(alert_run, failed_run, ki
             assert wait_until(lambda: piped.exists() and len(piped.read_text().splitlines()) == 4, 15)
             assert {json.loads(line)["ident"] for line in piped.read_text().splitlines()} == {line["ident"] for line in lines}
 
-            time.sleep(1.0)  # the ledger written after the results came back
+            # The ledger written after the results came back: nothing owed.
+            def settled() -> bool:
+                ledger = Ledger(watcher.state)
+                return not ledger.pending() and all(len(ledger.reached(line["ident"])) > 2 for line in lines)  # stdout, the webhook, the command
+
+            assert wait_until(settled, 15), Ledger(watcher.state).pending()
             watcher.kill()  # no goodbye: SIGKILL
             again = Watcher(tmp_path, *args).start()
-            time.sleep(3.0)
-            join(killed_run.run_dir, folder)  # crashed, but "crashed" is off: nothing to tell
-            time.sleep(2.0)
+            joined = join(killed_run.run_dir, folder)  # crashed, but "crashed" is off: nothing to tell
+            # Once the restarted watch has read the whole of it, what it told is all it will tell of it.
+            assert wait_until(lambda: read_to_the_end(again.state, joined), 30), again.text()
             assert again.lines() == [], again.text()
             assert len(hook.posts) == 4 and len(mailbox.messages) == 1 and len(piped.read_text().splitlines()) == 4
             assert again.stop() == 0
@@ -115,7 +138,7 @@ def test_alerts_reach_every_sink_once_across_a_restart(alert_run, failed_run, ki
             for child in list(folder.iterdir()):
                 shutil.rmtree(child)
             slack_watcher = Watcher(tmp_path, str(folder), "--webhook", slack.url(), "--webhook-shape", "slack", "--on", "failed").start()
-            time.sleep(1.0)
+            slack_watcher.wait_listed(folder)
             join(failed_run.run_dir, folder)
             ((_, _, body),) = slack.wait_for(1, timeout=15)
             assert set(body) == {"text"} and "exit code 3" in body["text"]
@@ -133,7 +156,7 @@ def test_a_webhook_that_never_answers_costs_only_itself(failed_run, tmp_path):
         config.write_text(f'[alerts]\n[[alerts.sinks]]\nwebhook = "http://127.0.0.1:{silent.port}/s3cr3t-path"\ntimeout = "1s"\n')
         watcher = Watcher(tmp_path, str(folder), "--config", str(config), "--webhook", hook.url()).start()
         try:
-            time.sleep(1.0)
+            watcher.wait_listed(folder)
             join(failed_run.run_dir, folder)
             (line,) = watcher.wait_for_lines(1)
             printed_at = time.time()

@@ -11,7 +11,9 @@ is looked into until the file appears.
 What a file already held when it was first seen is nobody's news: its last
 blocks are read to learn the run's state and where to go on from, and the
 alerts found there are settled in the ledger, not returned. Runs that appear
-while watching are read from their first record. A file the ledger knows is
+while watching are read from their first record, and so are runs found in a
+folder the ledger says was listed before (they appeared while nobody
+watched, or before their place was written). A file the ledger knows is
 read on from where it was left, and an alert the ledger holds for every sink
 is not raised again. Whether a run has ended is the file's to say (its head
 and tail, as every view judges it), not only what this process read: a run
@@ -117,7 +119,9 @@ class Follower:
         if layout.kind == "workspace" and layout.root is not None:
             folder = Watched(layout.root)
             self.folders.append(folder)
-            self._rescan(folder, now, first=True)
+            key = str(layout.root.absolute())
+            self._rescan(folder, now, first=not self.ledger.listed(key))
+            self.ledger.list_folder(key)  # written with the places of the runs just settled
         else:
             for file in layout.files:
                 self._follow(file, now, first=True)

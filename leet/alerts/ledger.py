@@ -6,6 +6,9 @@ It holds, in one JSON file under the user's state directory:
   told about);
 - where each followed file was left (device, inode, offset), so a restart
   reads on instead of from the start;
+- the folders of runs already listed, written with the places of the runs
+  found there: after a restart, a run the ledger has no place for joined
+  while nobody watched (it is news), not before anyone did;
 - when each run's ``wandb.alert`` title last went out (its wait_duration);
 - the threshold episodes told and still holding, with the alert each was
   told by (a sink added later is told of them once);
@@ -76,6 +79,7 @@ class Ledger:
         self.note = ""
         self._sent: dict[str, dict[str, Any]] = {}  # ident → {"t": first time, "sinks": [names]}
         self._files: dict[str, list[int]] = {}  # path → [device, inode, offset]
+        self._folders: set[str] = set()  # folders of runs listed, their runs then there settled
         self._titles: dict[str, float] = {}  # "source\0title" → when it last went out
         self._episodes: set[tuple[str, str, str]] = set()  # threshold episodes told and still holding at the last save
         self._episode_alerts: dict[str, dict[str, Any]] = {}  # ident → the JSON of the alert an open episode was told by
@@ -199,6 +203,15 @@ class Ledger:
             self._files[path] = [device, inode, offset]
             self._dirty = True
 
+    def listed(self, folder: str) -> bool:
+        """Whether ``folder`` was listed before: a run in it the ledger has no place for came since."""
+        return folder in self._folders
+
+    def list_folder(self, folder: str) -> None:
+        if folder not in self._folders:
+            self._folders.add(folder)
+            self._dirty = True
+
     # -- the file ---------------------------------------------------------------------
     @property
     def dirty(self) -> bool:
@@ -210,7 +223,7 @@ class Ledger:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         part = self.path.with_name(self.path.name + f".{os.getpid()}.part")
-        body = {"version": VERSION, "sent": self._sent, "files": self._files, "titles": self._titles, "episodes": sorted(self._episodes), "owed": self._owed, "episode_alerts": self._episode_alerts}
+        body = {"version": VERSION, "sent": self._sent, "files": self._files, "folders": sorted(self._folders), "titles": self._titles, "episodes": sorted(self._episodes), "owed": self._owed, "episode_alerts": self._episode_alerts}
         part.write_text(json.dumps(body, separators=(",", ":")), encoding="utf-8")
         os.replace(part, self.path)
         self._dirty = False
@@ -238,12 +251,14 @@ class Ledger:
                 raise ValueError("not a ledger of this version")
             self._sent = {str(k): _sent_entry(v) for k, v in body.get("sent", {}).items()}
             self._files = {str(k): [int(n) for n in v][:3] for k, v in body.get("files", {}).items() if len(v) >= 3}
+            self._folders = {folder for folder in body.get("folders", []) if isinstance(folder, str)}
             self._titles = {str(k): _finite(v) for k, v in body.get("titles", {}).items()}
             self._episodes = {(str(a), str(b), str(c)) for a, b, c in body.get("episodes", [])}
             self._owed = {str(k): _owed_entry(v) for k, v in body.get("owed", {}).items()}
             self._episode_alerts = {str(k): alert_from_json(v).as_json() for k, v in body.get("episode_alerts", {}).items()}
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as error:
             self._sent, self._files, self._titles, self._owed, self._episode_alerts = {}, {}, {}, {}, {}
+            self._folders = set()
             self._set_aside(path, str(error))
 
     def _set_aside(self, path: Path, why: str) -> None:

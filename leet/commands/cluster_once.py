@@ -5,10 +5,13 @@ GPUs, mean GPU utilisation, the hottest GPU, host memory, and how long ago
 its newest good scrape was. ``--once --json`` prints one JSON object::
 
     {"prometheus": "http://prom:9090", "node_label": "instance", "time": 1767225600.0,
-     "nodes": {"gpu-node-17": {"up": true, "targets": ["leet", "dcgm"], "last_scrape": 1767225598.1,
+     "nodes": {"gpu-node-17": {"up": true, "since": 1767225400.0, "targets": ["leet", "dcgm"], "last_scrape": 1767225598.1,
                                "keys": {"gpu.0.gpu": 97.0, "memory_percent": 31.2, ...}}},
      "notes": []}
 
+``since`` is when the node entered that state, as far as the answer tells
+(for a node down, from its targets' ``up`` series: the last good scrape in
+the range, else the first scrape there; the table's ``down 3 min``).
 ``keys`` holds the current value of every series leet cluster charts for the
 node, by W&B key (``null`` for a value JSON cannot hold, NaN); a node that
 is down has its last values and ``"up": false``. ``notes`` holds what
@@ -100,6 +103,7 @@ def as_json(source: ClusterSource, nodes: Sequence[NodeState], now: float) -> st
         "nodes": {
             state.node: {
                 "up": state.up,
+                "since": state.since,
                 "targets": list(state.targets),
                 "last_scrape": state.last_scrape,
                 "keys": {key: _number(value) for key, value in sorted(source.values(state.node).items(), key=lambda kv: natural_key(kv[0]))},
@@ -126,6 +130,12 @@ def _age(last: float | None, now: float) -> str:
     return f"{seconds / 3600:.1f} h ago"
 
 
+def _state(state: NodeState, now: float) -> str:
+    if state.up:
+        return "up"
+    return "down" if state.since is None else f"down {_age(state.since, now).removesuffix(' ago')}"
+
+
 def as_table(source: ClusterSource, nodes: Sequence[NodeState], now: float) -> str:
     from leet.common.text import escaped
 
@@ -133,7 +143,7 @@ def as_table(source: ClusterSource, nodes: Sequence[NodeState], now: float) -> s
     for state in nodes:
         hottest = "-" if state.hottest_gpu_temp is None else f"{state.hottest_gpu_temp:.0f} °C (gpu {escaped(state.hottest_gpu or '?')})"
         rows.append((
-            escaped(state.node), "up" if state.up else "down", ",".join(state.targets) or "-", str(state.gpus) if state.gpus else "-",
+            escaped(state.node), _state(state, now), ",".join(state.targets) or "-", str(state.gpus) if state.gpus else "-",
             _figure(state.gpu_util_mean, " %"), hottest, _figure(state.memory_percent, " %"), _age(state.last_scrape, now),
         ))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]

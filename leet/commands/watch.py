@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, TextIO
 from leet.common.retry import BACKOFF_FIRST, BACKOFF_MAX, backoff
 
 if TYPE_CHECKING:  # loaded when the command runs: ``leet --help`` stays light
+    from leet.alerts.acks import Answers
     from leet.alerts.delivery import Delivery
     from leet.alerts.events import Alert
     from leet.alerts.follow import Follower
@@ -169,10 +170,10 @@ def _build(args: argparse.Namespace) -> "Watch":
         raise _Refused(f"--on: {error}") from None
     settings = merged(settings, rules=_flag_rules(args), sinks=_flag_sinks(args), on=on, node_lost_after=args.node_lost_after, max_age=args.max_age)
     environ = dict(os.environ)
-    results: queue.SimpleQueue = queue.SimpleQueue()
-    routes = [route for spec in settings.sinks for route in _routes(spec, environ, results, max_age=settings.max_age)]
     watched = [str(Path(path).absolute()) for path in args.paths] + (["--symon"] if args.symon else []) + ([f"--cluster {args.cluster}"] if args.cluster else [])
     ledger = Ledger(Path(args.state) if args.state else ledger_path(watched))
+    results = answers_for(ledger)
+    routes = [route for spec in settings.sinks for route in _routes(spec, environ, results, max_age=settings.max_age)]
     if ledger.note:
         say(ledger.note)
     thresholds = ThresholdWatch(settings.rules) if "threshold" in settings.on and settings.rules else None
@@ -185,6 +186,13 @@ def _build(args: argparse.Namespace) -> "Watch":
         say("--symon watches this host through rules: give --rule, --rules or [alerts] rules")
     cluster = _cluster(args, ledger, thresholds, settings.node_lost_after) if args.cluster else None
     return Watch(settings, follower, ledger, routes, thresholds, hub, json_lines=args.json, results=results, cluster=cluster)
+
+
+def answers_for(ledger: "Ledger") -> "Answers":
+    """The queue the sinks answer on, each acknowledgement journaled beside ``ledger`` before the sink sends on."""
+    from leet.alerts.acks import Answers
+
+    return Answers(ledger.path)
 
 
 def _flag_rules(args: argparse.Namespace) -> list:
@@ -305,7 +313,15 @@ class Watch:
         self._saved_at = 0.0
         self._unreadable: set[str] = set()
         self.host = os.uname().nodename if hasattr(os, "uname") else "host"
+        self._fold_acknowledgements()
         self._tell_late_sinks()
+
+    def _fold_acknowledgements(self) -> None:
+        """What sinks acknowledged after the last write of the ledger, before this process began: not owed any more."""
+        from leet.alerts.acks import Answers
+
+        if isinstance(self.results, Answers):
+            self.results.fold(self.ledger)
 
     def _tell_late_sinks(self) -> None:
         """A sink that has not heard of a threshold episode still holding since the last run is owed its alert, once."""
@@ -492,13 +508,28 @@ class Watch:
         self._unreadable = problems
 
     def _save(self, now: float) -> None:
+        from leet.alerts.acks import Answers
+
         if self.thresholds is not None:
             self.ledger.keep_episodes(self.thresholds.open_episodes())
+        if isinstance(self.results, Answers):
+            # Every answer journaled so far is queued: taken into the ledger and written, the journal may go.
+            self.results.settled(self._take_and_write)
+        else:
+            self._write_ledger()
+        self._saved_at = now
+
+    def _take_and_write(self) -> bool:
+        self._take_results()
+        return self._write_ledger()
+
+    def _write_ledger(self) -> bool:
         try:
             self.ledger.save()
         except OSError as error:
             say(f"cannot write the alert ledger {self.ledger.path}: {error.strerror or error}")
-        self._saved_at = now
+            return False
+        return True
 
     def close(self, flush: float = 2.0) -> None:
         if self.hub is not None:

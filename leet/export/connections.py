@@ -79,7 +79,7 @@ class ServeCounters:
         timed_out = CounterMetricFamily(f"{PREFIX}serve_client_timeouts", "Connections dropped for sending no whole request in time: by the deadline, or pushed out at the cap after a second", labels=labels)
         timed_out.add_metric((self.node,), timeouts)
         refused = CounterMetricFamily(
-            f"{PREFIX}serve_connections_rejected", "Connections answered 503 (or closed, over TLS) because --max-connections were open", labels=labels
+            f"{PREFIX}serve_connections_rejected", "Connections answered 503 because --max-connections were open", labels=labels
         )
         refused.add_metric((self.node,), rejected)
         connections = GaugeMetricFamily(f"{PREFIX}serve_connections", "Connections open now, each on a handler thread", labels=labels)

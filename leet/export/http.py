@@ -12,8 +12,9 @@ shows), and a refusal is 401 with ``WWW-Authenticate: Bearer``.
 
 Under load and abuse: the listen backlog is ``LISTEN_BACKLOG``; at most
 ``max_connections`` connections hold a thread, and one past that is answered
-a fixed 503 from the accepting thread (closed, over TLS, where no handshake is
-worth its cost) without a thread of its own, unless a connection has been
+a fixed 503 from the accepting thread without a thread of its own (over TLS,
+from one ``tls_refusals`` thread for all of them, after a handshake given
+``TLS_REFUSAL_SECONDS`` at most), unless a connection has been
 sending its request for ``slow_at_cap`` seconds: that one is pushed out and
 the new one served, so slow clients cannot starve scrapes. A client must
 finish its TLS handshake, request line and headers within
@@ -40,6 +41,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from leet.export.connections import DeadlineReader, ServeCounters, WaitingRequests, tls_handshake
 from leet.export.exposition import Exposition
+from leet.export.tls_refusals import TlsRefusals
 
 METRICS_PATH = "/metrics"
 REQUEST_TIMEOUT = 10.0  # seconds a client has for its TLS handshake, request line and headers, all told
@@ -51,6 +53,7 @@ DEFAULT_MAX_CONNECTIONS = 64
 SLOW_AT_CAP_SECONDS = 1.0
 EVICTION_WAIT = 2.0  # seconds the accepting thread waits for a pushed-out connection's thread to end
 REFUSED_KEPT_OPEN = 128  # connections answered 503 and not yet closed (a file descriptor each)
+TLS_REFUSAL_SECONDS = 2.0  # past the cap, a TLS client's handshake, 503 and close, all told (or the request deadline, if shorter)
 # The answer past the cap, sent whole from the accepting thread: no parsing, no app, no thread.
 BUSY_RESPONSE = (
     b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
@@ -152,6 +155,7 @@ class MetricsServer(socketserver.ThreadingMixIn, WSGIServer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._refused: collections.deque[socket.socket] = collections.deque()
+        self._tls_refusals: TlsRefusals | None = None
         super().__init__(*args, **kwargs)
 
     def configure(
@@ -164,6 +168,8 @@ class MetricsServer(socketserver.ThreadingMixIn, WSGIServer):
         self.request_deadline = request_deadline
         self.slow_at_cap = slow_at_cap
         self.ssl_context = ssl_context
+        if ssl_context is not None:
+            self._tls_refusals = TlsRefusals(ssl_context, BUSY_RESPONSE, min(TLS_REFUSAL_SECONDS, request_deadline), REFUSED_KEPT_OPEN)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._take_slot():
@@ -199,10 +205,12 @@ class MetricsServer(socketserver.ThreadingMixIn, WSGIServer):
         self._slots.release()
 
     def _refuse(self, request: socket.socket) -> None:
+        if self._tls_refusals is not None:
+            self._tls_refusals.refuse(request)
+            return
         try:
             request.setblocking(False)
-            if self.ssl_context is None:
-                request.send(BUSY_RESPONSE)
+            request.send(BUSY_RESPONSE)
             request.shutdown(socket.SHUT_WR)
         except OSError:
             pass
@@ -213,6 +221,8 @@ class MetricsServer(socketserver.ThreadingMixIn, WSGIServer):
 
     def server_close(self) -> None:
         super().server_close()
+        if self._tls_refusals is not None:
+            self._tls_refusals.close()
         while self._refused:
             self.close_request(self._refused.popleft())
 
@@ -285,6 +295,6 @@ def make_server(
 
 
 __all__ = [
-    "BUSY_RESPONSE", "DEFAULT_MAX_CONNECTIONS", "LISTEN_BACKLOG", "METRICS_PATH", "REQUEST_TIMEOUT", "MetricsServer",
+    "BUSY_RESPONSE", "DEFAULT_MAX_CONNECTIONS", "LISTEN_BACKLOG", "METRICS_PATH", "REQUEST_TIMEOUT", "TLS_REFUSAL_SECONDS", "MetricsServer",
     "bearer_ok", "is_loopback", "make_server", "metrics_app", "resolve",
 ]

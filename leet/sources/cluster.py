@@ -38,6 +38,7 @@ from leet.model.keys import KeyLabel, natural_key
 from leet.model.store import Store
 from leet.sources.base import ThreadedSource
 from leet.sources.cluster_queries import (
+    DOWN_SINCE,
     SCRAPED,
     UP,
     VALUE,
@@ -89,12 +90,17 @@ class NodeBook:
         (``now`` None) replays every ``up`` point in time order.
         """
         self.naming.learn(readings)
-        self.naming.adopt(reading.target for reading in readings if reading.role == UP)
+        self.naming.adopt({reading.target: reading.values[-1] >= 1 for reading in readings if reading.role == UP})
         batch = self._values_of(reading for reading in readings if reading.role == VALUE)
         for reading in readings:
             if reading.role == SCRAPED and reading.values:
                 self._scraped[reading.target] = max(self._scraped.get(reading.target, -math.inf), reading.values[-1])
-        events = [(t, r.target, v >= 1) for r in readings if r.role == UP and self.naming.known(r.target) for t, v in zip(r.times, r.values)]
+        # A target first seen down in an instant answer went down when its own up series says, where the answer says it.
+        since = {r.target: r.values[-1] for r in readings if r.role == DOWN_SINCE and r.target not in self._up}
+        events = [
+            (since.get(r.target, t) if v < 1 else t, r.target, v >= 1)
+            for r in readings if r.role == UP and self.naming.known(r.target) for t, v in zip(r.times, r.values)
+        ]
         if now is not None:
             answered = {target for _, target, _ in events}
             events += [(now, target, False) for target in self.naming.targets() if target not in answered]
@@ -295,7 +301,8 @@ class ClusterSource(ThreadedSource):
         if skipped is not None:
             # The live query went through: that range is too big or too slow for this server. Given up.
             self._notes, self._history_due, self._gap_from = (skipped,), False, None
-        decoded = decode(answer.result, self.plan.parts(rate_window(self.interval), marker_window(self.range_s)))
+        parts = self.plan.latest_parts(self.interval, self.range_s) if self._last_values else self.plan.parts(rate_window(self.interval), marker_window(self.range_s))
+        decoded = decode(answer.result, parts)
         now = max((t for reading in decoded.readings for t in reading.times), default=self._clock())
         with self._lock:
             batch = self._book.apply(decoded.readings, now)

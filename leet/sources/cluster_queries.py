@@ -34,7 +34,9 @@ Three kinds of scrape target are read (``leet.model.cluster``):
 
 Every series is also tagged with its target, ``(job, instance)``; Prometheus's
 ``up`` per target (and the time of its last good scrape) tells which targets
-answer. A target counts once a series of one of the three kinds came from it.
+answer. A target counts once a series of one of the three kinds came from it,
+or, though no series proves its kind, when it is down in a job with such
+targets, or in a job whose every target is down (``Naming.adopt``).
 
 Node names, by ``--node-label`` (``Naming``):
 
@@ -87,6 +89,7 @@ MIB = float(1 << 20)
 VALUE = "value"  # a W&B key's value on a node
 UP = "up"  # Prometheus's up for a target
 SCRAPED = "scraped"  # the time of a target's last good scrape
+DOWN_SINCE = "down_since"  # a target down now: its last good scrape in the window, else its first scrape there
 MARKER = "marker"  # a target of a known kind, and its host's name
 
 # Interfaces that carry no traffic of the host's own (loopback, containers, bridges, tunnels).
@@ -259,6 +262,7 @@ class QueryPlan:
             return f"rate({v(name, *own)}[{w}])"
 
         leet = v("", '__name__=~"leet_.+"', 'wandb_key!=""')
+        good_scrape = f"timestamp({v('up')}) and on (job, instance) ({v('up')} == 1)"
         leet_cores = v("", '__name__=~"leet_.+"', r'wandb_key=~"cpu\\.[0-9]+\\.cpu_percent"')
         dcgm = v("", '__name__=~"' + "|".join(DCGM_FIELDS) + '"')
         fb_used, fb_free = v("DCGM_FI_DEV_FB_USED"), v("DCGM_FI_DEV_FB_FREE")
@@ -268,7 +272,7 @@ class QueryPlan:
         real_if = f'device!~"{VIRTUAL_INTERFACES}"'
         real_disk = f'device!~"{VIRTUAL_DISKS}"'
         cpu_idle = rate("node_cpu_seconds_total", 'mode=~"idle|iowait"')
-        parts = (
+        parts: tuple[Part, ...] = (
             Part("leet", LEET_SERVE, VALUE, newest(leet), _leet_key),
             Part("leet_cpu", LEET_SERVE, VALUE, f"avg by ({by}) ({newest(leet_cores)})", _fixed(HOST_CPU_KEY)),
             Part("leet_host", LEET_SERVE, MARKER, marker(v("leet_host_info"))),
@@ -303,13 +307,17 @@ class QueryPlan:
                 f"count by ({by}, Hostname, hostname) ({marker(v('DCGM_FI_DEV_GPU_TEMP'))})",
             ),
             Part("up", "", UP, v("up")),
-            Part("scraped", "", SCRAPED, f"timestamp({v('up')}) and on (job, instance) ({v('up')} == 1)"),
+            Part("scraped", "", SCRAPED, good_scrape),
             # The biggest parts (a series per GPU and field) last: each ``or`` goes over every series to its
             # left, so a big part early is gone over again by every ``or`` after it. Each part has its own
             # leet_part label, so the order changes the cost, never the answer.
             Part("dcgm", DCGM_EXPORTER, VALUE, f'label_replace({dcgm}, "{DCGM_FIELD_LABEL}", "$1", "__name__", "(.+)")', _dcgm_key),
             Part("dcgm_mem", DCGM_EXPORTER, VALUE, f"100 * {fb_used} / ({fb_used} + {fb_free})", _dcgm_memory_key),
         )
+        if last is not None:  # one answer and no history: the up series' own past says since when a target is down
+            window = f"[{seconds(last[0])}:{seconds(last[1])}]"
+            since = f"(max_over_time(({good_scrape}){window}) or min_over_time(timestamp({v('up')}){window}))"
+            parts += (Part("down_since", "", DOWN_SINCE, f"{since} and on (job, instance) ({v('up')} == 0)"),)
         return tuple(
             replace(part, expr=computed(part.expr)) if part.role == VALUE and part.kind != LEET_SERVE else part for part in parts
         )
@@ -317,10 +325,14 @@ class QueryPlan:
     def batch(self, rate_window: float, marker_window: float | None, last: tuple[float, float] | None = None) -> str:
         return join_parts(self.parts(rate_window, marker_window, last))
 
-    def latest(self, interval: float, range_s: float) -> str:
-        """One instant query in which a target that is down still gives its last values (``leet cluster --once``)."""
+    def latest_parts(self, interval: float, range_s: float) -> tuple[Part, ...]:
+        """The parts of ``latest``."""
         window = marker_window(range_s)
-        return self.batch(rate_window(interval), window, last=(window, max(interval, window / LATEST_EVALUATIONS)))
+        return self.parts(rate_window(interval), window, last=(window, max(interval, window / LATEST_EVALUATIONS)))
+
+    def latest(self, interval: float, range_s: float) -> str:
+        """One instant query in which a target that is down still gives its last values, and since when it is down (``leet cluster --once``)."""
+        return join_parts(self.latest_parts(interval, range_s))
 
     def instant(self, interval: float, range_s: float) -> str:
         """The live batch: one instant query."""
@@ -469,16 +481,24 @@ class Naming:
             if reading.node:
                 self.node_labels[target] = reading.node
 
-    def adopt(self, targets: Iterable[Target]) -> None:
-        """Of ``targets`` (those with an ``up``), the ones in a job with known targets: the fleet's, though down all along.
+    def adopt(self, ups: Mapping[Target, bool]) -> None:
+        """Of the targets with an ``up`` (``ups``: each one's latest), those that are nodes though no series proves their kind.
 
-        Such a target never answered with a series that proves its kind (the
-        kind is left unknown), yet its node is one to list, as down.
+        A target down all along never answered with a series that proves its
+        kind (the kind is left unknown), yet its node is one to list, as down:
+        one in a job with targets of a known kind, and every target of a job
+        whose targets are all down (a dead job may be the fleet's; leet cannot
+        tell). Such a target of an unknown job that comes up and still proves
+        no kind is not a node after all, and is dropped.
         """
-        jobs = {job for job, _ in self.kinds}
-        for target in targets:
-            if target[0] in jobs:
+        known_jobs = {job for (job, _), kinds in self.kinds.items() if kinds}
+        dead_jobs = {job for job, _ in ups} - {job for (job, _), up in ups.items() if up}
+        for target, up in ups.items():
+            job = target[0]
+            if job in known_jobs or job in dead_jobs:
                 self.kinds.setdefault(target, set())
+            elif up and not self.kinds.get(target, True):
+                del self.kinds[target]
 
     def known(self, target: Target) -> bool:
         return target in self.kinds
