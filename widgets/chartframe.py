@@ -12,9 +12,11 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple, Sequence
 
+from rich.cells import cell_len, set_cell_size
+
 from leet.common.text import clean
 from leet.common.ticks import integer_ticks, log_ticks, time_ticks
-from leet.common.units import axis_ticks, format_axis_labels, format_value
+from leet.common.units import axis_ticks, format_axis_labels, format_value, prefix_step
 from widgets.glyphs import heat_glyph, to_ascii
 from widgets.raster import (
     ASCII_BAND_SHADE,
@@ -73,6 +75,7 @@ class ChartView:
     series_group: tuple[int, ...] = ()
     integer: bool = False  # the values are counts: y ticks are whole numbers
     markers: tuple[tuple[float, str], ...] = ()  # (x, level) events marked on the x-axis row
+    faint: tuple[SeriesView, ...] = ()  # raw lines drawn dim behind ``data`` (a smoothed chart), named nowhere
 
     def __post_init__(self) -> None:
         if self.mode == "spread" and self.band is None:
@@ -80,7 +83,9 @@ class ChartView:
 
     def plotted(self) -> tuple[SeriesView, ...]:
         """Every series that takes part in the y range."""
-        return self.data if self.band is None or self.mode != "spread" else (self.band, *self.data)
+        if self.band is not None and self.mode == "spread":
+            return (self.band, *self.data)
+        return (*self.faint, *self.data) if self.faint else self.data
 
     def color(self, index: int) -> str:
         """Style key of series ``index`` in line and log mode."""
@@ -90,18 +95,33 @@ class ChartView:
 
 
 def text_width(text: str) -> int:
-    return len(text)
+    return cell_len(text)
 
 
 def fit(text: str, width: int) -> str:
     """Cut to ``width`` cells, marking the cut with an ellipsis."""
     if width <= 0:
         return ""
-    if len(text) <= width:
+    if cell_len(text) <= width:
         return text
     if width == 1:
         return "…"
-    return text[: width - 1] + "…"
+    return cut_cells(text, width - 1) + "…"
+
+
+def cut_cells(text: str, width: int) -> str:
+    """The longest start of ``text`` that fits ``width`` cells (a wide character never half drawn)."""
+    used = 0
+    for index, character in enumerate(text):
+        used += cell_len(character)
+        if used > width:
+            return text[:index]
+    return text
+
+
+def _tail_cells(text: str, width: int) -> str:
+    """The longest end of ``text`` that fits ``width`` cells."""
+    return cut_cells(text[::-1], width)[::-1]
 
 
 def _latest(series: SeriesView) -> float:
@@ -150,14 +170,14 @@ def _top_border(view: ChartView, width: int, focused: bool) -> Row:
     title = chart_title(view)
     note = clean(view.note)
     value = headline(view)
-    wanted = len(title) + (len(note) + 3 if note else 0)
-    value_part = f" {value} " if value and wanted + len(value) + 6 <= inner else ""
-    room = inner - 2 - len(value_part)  # "─" before the title, at least one after
+    wanted = cell_len(title) + (cell_len(note) + 3 if note else 0)
+    value_part = f" {value} " if value and wanted + cell_len(value) + 6 <= inner else ""
+    room = inner - 2 - cell_len(value_part)  # "─" before the title, at least one after
     title = fit(title, room - 2)
     title_part = f" {title} " if title else ""
-    note_room = room - len(title_part) - 3  # "─" before the note and its two spaces
+    note_room = room - cell_len(title_part) - 3  # "─" before the note and its two spaces
     note_part = f" {fit(note, note_room)} " if note and note_room >= _MIN_NOTE else ""
-    fill = inner - 1 - len(title_part) - len(value_part) - (len(note_part) + 1 if note_part else 0)
+    fill = inner - 1 - cell_len(title_part) - cell_len(value_part) - (cell_len(note_part) + 1 if note_part else 0)
     row: Row = [("╭─", frame)]
     if title_part:
         row.append((title_part, title_style))
@@ -172,12 +192,43 @@ def _top_border(view: ChartView, width: int, focused: bool) -> Row:
 
 def fit_middle(text: str, width: int) -> str:
     """Cut from the middle: run names often differ only at their ends."""
-    if len(text) <= width:
+    if cell_len(text) <= width:
         return text
     if width <= 1:
-        return text[:width]
+        return cut_cells(text, max(0, width))
     head = (width - 1) * 2 // 5
-    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+    start = cut_cells(text, head)
+    return start + "…" + _tail_cells(text, width - 1 - cell_len(start))
+
+
+def fit_apart(names: Sequence[str], width: int) -> list[str]:
+    """Cut each name to ``width`` cells so that names that differ still read differently.
+
+    Cut in the middle first; when that makes two alike, drop the start and
+    the end every name shares, and cut what is left.
+    """
+    shown = [fit_middle(name, width) for name in names]
+    if len(set(shown)) == len(set(names)):
+        return shown
+    return [fit_middle(name, width) for name in _without_shared(names)]
+
+
+def _without_shared(names: Sequence[str]) -> list[str]:
+    """Each name less the start and end every name shares, marked ``…`` where cut."""
+    if len(names) < 2 or len(set(names)) < len(names):
+        return list(names)
+    shortest = min(len(name) for name in names)
+    prefix = 0
+    while prefix < shortest and len({name[prefix] for name in names}) == 1:
+        prefix += 1
+    suffix = 0
+    while suffix < shortest - prefix and len({name[len(name) - 1 - suffix] for name in names}) == 1:
+        suffix += 1
+    parts = []
+    for name in names:
+        middle = name[prefix : len(name) - suffix]
+        parts.append(("…" if prefix else "") + middle + ("…" if suffix else ""))
+    return parts
 
 
 class _Entry(NamedTuple):
@@ -220,10 +271,10 @@ def _group_entries(view: ChartView) -> list[_Entry]:
 
 def _legend_texts(view: ChartView, entries: Sequence[_Entry], with_values: bool, name_width: int | None) -> list[str]:
     texts = []
-    for entry in entries:
-        name = clean(entry.name)
-        if name_width is not None:
-            name = fit_middle(name, name_width)
+    names = [clean(entry.name) for entry in entries]
+    if name_width is not None:
+        names = fit_apart(names, name_width)
+    for entry, name in zip(entries, names):
         value = entry.value
         texts.append(f" {name} {format_value(value, view.unit)}" if with_values and math.isfinite(value) else f" {name}")
     return texts
@@ -245,17 +296,17 @@ def _legend(view: ChartView, width: int, ascii: bool = False) -> Row:
         _legend_texts(view, entries, False, None),
         _legend_texts(view, entries, False, share),
     ):
-        if sum(len(text) + 2 for text in texts) <= width:
+        if sum(cell_len(text) + 2 for text in texts) <= width:
             break
     runs: Row = []
     used = 0
     for entry, text in zip(entries, texts):
-        if used + len(text) + 2 > width:
+        if used + cell_len(text) + 2 > width:
             runs.append((" …", "muted"))
             break
         runs.append((f" {entry.mark}", entry.style))
         runs.append((text, "label"))
-        used += len(text) + 2
+        used += cell_len(text) + 2
     if runs:
         runs.append((" ", "label"))
     return runs
@@ -284,7 +335,7 @@ def _bottom_border(view: ChartView, width: int, focused: bool, heat: tuple[float
         mode = ""
     room = inner - 3 - len(mode)
     legend = heat_scale(*heat, view.unit, room, ascii) if heat is not None else _legend(view, room, ascii)
-    legend_width = sum(len(text) for text, _ in legend)
+    legend_width = sum(cell_len(text) for text, _ in legend)
     row: Row = [("╰─", frame)]
     row.extend(legend)
     row.append(("─" * max(0, inner - 2 - legend_width - len(mode)), frame))
@@ -301,10 +352,10 @@ def trim_row(row: Row, width: int) -> Row:
     for text, style in row:
         if used >= width:
             break
-        if used + len(text) > width:
-            text = text[: width - used]
+        if used + cell_len(text) > width:
+            text = set_cell_size(text, width - used)
         out.append((text, style))
-        used += len(text)
+        used += cell_len(text)
     if used < width:
         out.append((" " * (width - used), "empty"))
     return out
@@ -340,7 +391,7 @@ def _axis(view: ChartView, lo: float, hi: float, rows: int) -> tuple[float, floa
     """Axis bounds, tick values and their labels, all sharing one unit prefix."""
     target = max(2, min(5, rows // 3))
     if view.mode == "log":
-        ticks = log_ticks(lo, hi, target)
+        ticks = log_ticks(lo, hi, target, prefix_step(view.unit))
         return ticks[0], ticks[-1], ticks, format_axis_labels(ticks, view.unit)
     if view.percent and lo >= 0 and hi <= 100:
         ticks = [0.0, 50.0, 100.0] if rows >= 5 else [0.0, 100.0]
@@ -427,8 +478,9 @@ def _plot_rows(view: ChartView, width: int, height: int, lo: float, hi: float, a
         raw = render_band(view.band, view.data, width, height, view.x_range, (lo, hi), ascii=ascii)
         style = _band_style
     else:
-        raw = render_lines(view.data, width, height, view.x_range, (lo, hi), log_y=view.mode == "log", ascii=ascii)
-        style = view.color
+        faint = len(view.faint)
+        raw = render_lines((*view.faint, *view.data), width, height, view.x_range, (lo, hi), log_y=view.mode == "log", ascii=ascii)
+        style = (lambda owner: "muted" if owner < faint else view.color(owner - faint)) if faint else view.color
     return [[(text, "empty" if owner < 0 else style(owner)) for text, owner in raw_row] for raw_row in raw]
 
 

@@ -70,6 +70,7 @@ class ProcessTable(StyledLines, can_focus=True):
         self._top = 0
         self._cursor_pid: Any = None
         self._chosen = False  # a person picked a row (moved, clicked, focused): the cursor follows it
+        self._moved = False  # a person moved the cursor (keys, click): a new sort keeps that row
         self.show_kernel = False
         self.kernel_hidden = 0  # kernel threads left out of the last arrangement
         self._body = 0  # rows the last frame had for processes
@@ -175,6 +176,15 @@ class ProcessTable(StyledLines, can_focus=True):
         self.sort = sort
         self.descending = self.default_descending(sort) if descending is None else descending
         self._rearrange()
+        self._show_top()
+
+    def _show_top(self) -> None:
+        """A new order starts at its top: a row a person moved to stays selected (and in view), else the first row is."""
+        self._top = 0
+        if self._shown and not self._moved:
+            self._cursor = 0
+            self._cursor_pid = self.row_key(self._shown[0])
+        self.relayout()
 
     def cycle_sort(self) -> str:
         at = self.SORTS.index(self.sort) + 1 if self.sort in self.SORTS else 0
@@ -283,6 +293,7 @@ class ProcessTable(StyledLines, can_focus=True):
         if not self._shown:
             return
         self._chosen = True
+        self._moved = True
         self._cursor = max(0, min(index, len(self._shown) - 1))
         self._cursor_pid = self.row_key(self._shown[self._cursor])
         self.relayout()
@@ -374,11 +385,16 @@ class ProcessTable(StyledLines, can_focus=True):
         titles = {key: title for key, title, _ in self.sort_choices()}
         return f" by {titles.get(self.sort, self.sort)}{arrow}"
 
-    def _title_row(self, width: int, body: int) -> Row:
+    def _span_note(self, body: int) -> str:
+        """Which rows are in view, ``4-25 of 88``; ``none``, or ``0 of 88 match`` when a filter hides them all."""
         total = len(self._shown)
-        first = self._top + 1 if total else 0
-        last = min(total, self._top + body)
-        title = f"{self.PANE_TITLE} [{first}-{last} of {total}]"
+        if total:
+            return f"{self._top + 1}-{min(total, self._top + body)} of {total}"
+        listed = len(self._all) - self.kernel_hidden
+        return f"0 of {listed} match" if listed > 0 else "none"
+
+    def _title_row(self, width: int, body: int) -> Row:
+        title = f"{self.PANE_TITLE} [{self._span_note(body)}]"
         for extra in (self.title_suffix(), self._sort_note(width)):
             if len(title) + len(extra) <= width:
                 title += extra

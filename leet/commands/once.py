@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from dataclasses import replace
 from typing import Any, TextIO
 
 from collectors.base import Health, Sample
@@ -16,6 +17,18 @@ from leet.model.store import SeriesKey
 from leet.ui.views.health import extra_notes
 
 _SWEEP = "once"  # the namespace of the one sweep's series
+
+
+# One sweep measures rates over a fraction of a second (the hub's warm-up): they would read 0.0
+# on most hosts, so --once leaves them out (the monitor and `leet serve` keep them).
+def is_rate(key: str) -> bool:
+    """A byte rate (``network.recvBps``, ``disk.sda.writeBps``): a figure a single sweep cannot give."""
+    return key.endswith("Bps")
+
+
+def measured_now(sample: Sample) -> Sample:
+    """The sweep less its rates."""
+    return replace(sample, values={key: value for key, value in sample.values.items() if not is_rate(split_label(key)[0])})
 
 
 def _json_value(value: float) -> Any:
@@ -62,7 +75,7 @@ def as_table(sample: Sample) -> str:
 def print_once(hub: Any, *, json_output: bool = False, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
-        sample = hub.sweep()
+        sample = measured_now(hub.sweep())
     finally:
         hub.stop()
     if json_output:

@@ -138,8 +138,48 @@ def integer_ticks(lo: float, hi: float, target: int) -> list[int]:
     raise AssertionError("unreachable")
 
 
-def log_ticks(lo: float, hi: float, target: int = 4) -> list[float]:
-    """Powers of ten covering [lo, hi] (both > 0); 1-2-5 within a single decade."""
+def log_ticks(lo: float, hi: float, target: int = 4, prefix_step: float = 1000.0) -> list[float]:
+    """Powers of ten covering [lo, hi] (both > 0); 1-2-5 within a single decade.
+
+    With ``prefix_step`` 1024 (bytes: KiB, MiB …) each tick is moved to a
+    1-2-5 number of the prefix it is shown in (100 MiB, not 95.4 MiB).
+    """
+    ticks = _decade_ticks(lo, hi, target)
+    if prefix_step == 1024.0:
+        return _round_in_binary_prefixes(ticks)
+    return ticks
+
+
+_NICE = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
+
+
+def _binary_nice(value: float, way: str) -> float:
+    """``value`` moved to a 1-2-5 number of its binary prefix: ``down``, ``up`` or the ``nearest``."""
+    power = 0
+    while value >= 1024.0 ** (power + 1) and power < 8:
+        power += 1
+    scale = 1024.0**power
+    shown = value / scale
+    below = max((n for n in _NICE if n <= shown), default=_NICE[0])
+    above = min((n for n in _NICE if n >= shown), default=_NICE[-1])
+    if way == "down":
+        chosen = below
+    elif way == "up":
+        chosen = above
+    else:
+        chosen = min((below, above), key=lambda n: abs(math.log(n / shown)))
+    return 1024.0 * scale if chosen >= 1000.0 else chosen * scale
+
+
+def _round_in_binary_prefixes(ticks: list[float]) -> list[float]:
+    """The first tick rounded down and the last up, so the axis still covers the data."""
+    if len(ticks) < 2:
+        return ticks
+    middle = [_binary_nice(tick, "nearest") for tick in ticks[1:-1]]
+    return sorted({_binary_nice(ticks[0], "down"), *middle, _binary_nice(ticks[-1], "up")})
+
+
+def _decade_ticks(lo: float, hi: float, target: int) -> list[float]:
     _check_target(target)
     _check_finite(lo=lo, hi=hi)
     if not (lo > 0 and hi > 0):

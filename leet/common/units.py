@@ -71,6 +71,11 @@ def _style(unit: str) -> tuple[_Style, str]:
     return _STYLES[""], unit
 
 
+def prefix_step(unit: str) -> float:
+    """How far apart the unit's prefixes are: 1024 for bytes, 1000 for SI, 1 for none."""
+    return _style(unit)[0].base
+
+
 def _special(value: float) -> str | None:
     if math.isnan(value):
         return MISSING

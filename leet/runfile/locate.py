@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -16,6 +17,7 @@ class RunNotFound(RunFileError, FileNotFoundError):
 
 
 _MISSING = frozenset({errno.ENOENT, errno.ENOTDIR})
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")  # a path never starts so; Path() would fold the "//"
 
 
 def find_run_file(path: str | os.PathLike[str]) -> Path:
@@ -24,6 +26,12 @@ def find_run_file(path: str | os.PathLike[str]) -> Path:
     Raises ``RunNotFound`` when it names no run file (saying what it is, if it
     exists), and an ``OSError`` naming ``path`` when it cannot be looked at.
     """
+    typed = os.fspath(path)
+    if _URL.match(typed):
+        raise RunNotFound(
+            f"{typed} is an address: runs on a W&B server are not read, only run files on this machine "
+            "(wandb/run-*/run-*.wandb, where the run's script ran)"
+        )
     path = Path(path)
     try:
         mode = os.stat(path).st_mode

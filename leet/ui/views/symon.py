@@ -11,6 +11,7 @@ import time
 from typing import Any, Iterable, Mapping, Sequence
 
 from leet.common.units import format_used_total, format_value
+from leet.model.catalog import ChartSpec
 from widgets.vitals import AcceleratorGroup, GpuSection, Meter, VitalsModel
 
 
@@ -151,6 +152,11 @@ def vitals_model(
 
 
 # -- header ------------------------------------------------------------------
+
+
+def process_charts_first(specs: Sequence[ChartSpec]) -> list[ChartSpec]:
+    """The watched process's charts (family ``Process``) first, so ``--pid`` shows them on page 1."""
+    return sorted(specs, key=lambda spec: spec.family != "Process")
 
 
 def format_uptime(seconds: float) -> str:
