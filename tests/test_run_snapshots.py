@@ -45,3 +45,9 @@ def test_shared_run_filtered_to_two_nodes(snap_compare):
 
 def test_shared_run_label_picker(snap_compare):
     assert snap_compare(make_run_demo(nodes=4, slow_node=2).app, terminal_size=LARGE, press=("l", "down", "space"))
+
+
+def test_run_view_crosshair_readout_on_a_smoothed_zoomed_chart(snap_compare):
+    """`d` focuses the first chart, `z` zooms around the newest step, `e` smooths it, `v` and two `,` read it out."""
+    keys = ("d", "z", "e", "v", "comma", "comma")
+    assert snap_compare(make_run_demo().app, terminal_size=LARGE, press=keys)
