@@ -26,6 +26,7 @@ SLOW_FILES = frozenset({
     "test_fuzz.py",
     "test_hostile_terminal.py",
     "test_redraw_terminal.py",
+    "test_remembered_terminal.py",
     "test_run_terminal.py",
     "test_shared_terminal.py",
     "test_terminal.py",
@@ -59,6 +60,12 @@ def utc_time_zone():
 def plain_environment(monkeypatch):
     for name in ("NO_COLOR", "TEXTUAL_THEME"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def private_state_dir(monkeypatch, tmp_path_factory):
+    """Each test remembers its layout in a folder of its own: never the machine's layout.json, never another test's."""
+    monkeypatch.setenv("LEET_STATE_DIR", str(tmp_path_factory.mktemp("leet-state")))
 
 
 @pytest.fixture

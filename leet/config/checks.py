@@ -37,6 +37,7 @@ FLAGS = {
     "open_metrics_endpoints": "--openmetrics", "open_metrics_filters": "--openmetrics-filter",
     "open_metrics_http_headers": "--openmetrics-header", "dcgm_exporter": "--dcgm-exporter",
     "max_connections": "--max-connections", "tls_cert": "--tls-cert", "tls_key": "--tls-key",
+    "images": "--images", "remember": "--no-remember",
 }
 MAX_CONNECTIONS = 10_000  # leet serve's cap: each connection is a thread
 
@@ -222,6 +223,16 @@ def _check_max_connections(value: Any, where: str) -> int:
     return number
 
 
+IMAGE_MODES = ("auto", "blocks", "sixel", "kitty", "off")
+
+
+def _check_images(value: Any, where: str) -> str:
+    """How the media pane draws images: one of ``IMAGE_MODES``."""
+    if value not in IMAGE_MODES:
+        raise ConfigError(f"{where}: images must be one of {', '.join(IMAGE_MODES)}, got {value!r}")
+    return str(value)
+
+
 def _check_path(name: str) -> Callable[[Any, str], str]:
     def check(value: Any, where: str) -> str:
         if not isinstance(value, str) or not value.strip():
@@ -263,6 +274,8 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "max_connections": _check_max_connections,
     "tls_cert": _check_path("tls_cert"),
     "tls_key": _check_path("tls_key"),
+    "images": _check_images,
+    "remember": _switch("remember"),
 }
 
 

@@ -37,8 +37,11 @@ def load(
     config = applied(Config(), data, f"config file {path}")
     if alerts is not None:
         config = replace(config, alerts=_alert_settings(alerts, path, text or ""))
+    origins = dict.fromkeys(_setting_names(data), "file")
+    if alerts is not None:
+        origins["alerts"] = "file"
     config = replace(config, source=str(path))
-    config = _from_environ(config, environ)
+    config = _from_environ(config, environ, origins)
     for name, value in (overrides or {}).items():
         if value is None:
             continue
@@ -46,7 +49,14 @@ def load(
         if name in MERGED:
             value = _merged(getattr(config, name), CHECKS[name](value, where), _FOLDS[name])
         config = applied(config, {name: value}, where)
-    return config
+        origins[name] = "flag"
+    return replace(config, origins=tuple(origins.items()))
+
+
+def _setting_names(data: Mapping[str, Any]) -> list[str]:
+    """The ``Config`` fields a file's mapping sets (``[grid]`` sets two)."""
+    grid = data.get("grid")
+    return [name for name in data if name != "grid"] + [f"grid_{part}" for part in ("rows", "cols") if isinstance(grid, Mapping) and part in grid]
 
 
 def resolve_ascii(config: Config, environ: Mapping[str, str] | None = None) -> Config:
@@ -65,13 +75,15 @@ def _alert_settings(table: Any, path: Path, text: str) -> Any:
         raise ConfigError(str(error)) from None
 
 
-def _from_environ(base: Config, environ: Mapping[str, str]) -> Config:
+def _from_environ(base: Config, environ: Mapping[str, str], origins: dict[str, str]) -> Config:
     for name in _ENVIRON:
         if name in environ:
             key, value = _environ_value(name, environ[name])
             base = applied(base, {key: value}, name)
+            origins.update(dict.fromkeys(("grid_rows", "grid_cols") if key == "grid" else (key,), "env"))
     if not terminal_has_color(environ):
         base = replace(base, color=False)
+        origins["color"] = "env"
     return base
 
 

@@ -36,6 +36,7 @@ class Config:
     crash_after: float = 600.0  # seconds; see leet.model.state
     ascii: bool | None = None  # None: as the locale says (resolve_ascii)
     color: bool = True
+    images: str = "auto"  # the media pane: auto, blocks, sixel, kitty or off
     open_metrics_endpoints: tuple[tuple[str, str], ...] = ()  # (name, URL), in the order given
     open_metrics_filters: MetricFilter | None = None  # None: capture everything
     open_metrics_http_headers: tuple[tuple[str, str], ...] = ()
@@ -44,4 +45,11 @@ class Config:
     tls_cert: str | None = None  # leet serve: certificate chain (PEM) for https
     tls_key: str | None = None  # leet serve: its private key (PEM)
     alerts: Any = None  # leet.alerts.settings.AlertSettings from the [alerts] table; None: none given
+    remember: bool = True  # keep the layout in layout.json (leet.config.layout_state)
     source: str = field(default="defaults", compare=False)
+    # Where each setting not left at its default came from: "file", "env", "flag" or "remembered".
+    origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    def origin(self, name: str) -> str:
+        """Where setting ``name`` came from: "default", "file", "env", "flag" or "remembered"."""
+        return dict(self.origins).get(name, "default")
