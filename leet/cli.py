@@ -16,6 +16,7 @@ from leet import __version__
 
 if TYPE_CHECKING:  # the modules themselves load late: --help must stay light
     from leet.config import Config
+    from leet.config.remembered import Remembering
     from leet.discovery.layout import RunLayout
     from leet.model.node_filter import LabelFilter
     from leet.sources.run import RunSource
@@ -85,6 +86,7 @@ def build_parser() -> _Parser:
     symon.add_argument("--no-mouse", dest="mouse", action="store_false", default=None, help="do not capture the mouse (cheaper over SSH)")
     symon.add_argument("--theme", help="Textual theme name (e.g. textual-dark, nord, gruvbox)")
     _add_ascii(symon)
+    _add_remember(symon)
     symon.add_argument("--grid", metavar="ROWSxCOLS", help="chart grid size, e.g. 3x3")
     symon.add_argument("--config", metavar="FILE", help="config file (default: $LEET_CONFIG or the user config dir)")
     symon.add_argument("--no-cgroup", dest="use_cgroup", action="store_false", help="ignore cgroup v2 limits in percentages")
@@ -104,7 +106,7 @@ def build_parser() -> _Parser:
         "--dcgm-exporter", metavar="URL",
         help="GPUs from DCGM-exporter series in Prometheus: http://HOST:9090/api/v1/query?query=DCGM_FI_DEV_GPU_TEMP (like x_stats_dcgm_exporter)",
     )
-    symon.add_argument("--once", action="store_true", help="take one sweep of every collector, print it and exit")
+    symon.add_argument("--once", action="store_true", help="take one sweep of every collector, print it and exit (byte rates, which one sweep cannot measure, are left out)")
     symon.add_argument("--backends", action="store_true", help="probe every backend, sweep once, and say which are present, absent, failing or hung, and why")
     symon.add_argument("--json", action="store_true", help="with --once or --backends: print JSON")
     serve = _serve_parser(commands.add_parser("serve", prog=SERVE_PROG, help="serve this host's metrics to Prometheus", description=SERVE_DESCRIPTION))
@@ -144,6 +146,13 @@ def _add_ascii(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_remember(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-remember", dest="remember", action="store_false", default=None,
+        help="neither restore nor save the remembered layout (layout.json in the user state dir)",
+    )
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     from leet.config import parse_grid
 
@@ -161,6 +170,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "grid_rows": grid.get("rows"),
         "grid_cols": grid.get("cols"),
         "ascii": args.ascii,
+        "remember": args.remember,
     }
 
 
@@ -240,6 +250,11 @@ def run_symon(args: argparse.Namespace) -> int:
 
         # Which backends answer is the question, not their rates: no warmup.
         return print_backends(_make_hub(config, args.use_cgroup, warmup=0.0), json_output=args.json)
+    remembering = None
+    if not args.once:
+        from leet.config.remembered import remembered
+
+        config, remembering = remembered(config)
     hub = _make_hub(config, args.use_cgroup)
     if args.once:
         from leet.commands.once import print_once
@@ -253,7 +268,7 @@ def run_symon(args: argparse.Namespace) -> int:
     source.start()  # sample while Textual imports; the app stops it
     from leet.ui.app import LeetApp
 
-    return _run_app(LeetApp(source, config), config)
+    return _run_app(LeetApp(source, config, remembering=remembering))
 
 
 def _process_exists(pid: int) -> bool:
@@ -269,8 +284,8 @@ def _process_exists(pid: int) -> bool:
     return True
 
 
-def _run_app(app: LeetApp, config: Config) -> int:
-    app.run(mouse=config.mouse)
+def _run_app(app: LeetApp) -> int:
+    app.run(mouse=app.config.mouse)
     return app.return_code or 0
 
 
@@ -279,13 +294,19 @@ def _run_parser() -> argparse.ArgumentParser:
     parser.add_argument("path", metavar="PATH")
     parser.add_argument("--label", action="append", metavar="GLOBS", help="shared runs: show only these node labels (comma-separated globs, e.g. rank0,rank3 or 'rank[0-3]')")
     parser.add_argument("--crash-after", metavar="DURATION", help="a run with no exit record and no write for this long is presumed crashed (default 10m)")
+    parser.add_argument(
+        "--images", choices=("auto", "blocks", "sixel", "kitty", "off"),
+        help="how the media pane (3) draws logged images (default auto: Sixel or Kitty where the terminal has it, else half-blocks)",
+    )
     _add_ascii(parser)
+    _add_remember(parser)
     return parser
 
 
 def run_file(path: str, args: Sequence[str]) -> int:
     """``leet PATH``: a run (a ``.wandb`` file or a run directory) or a folder of runs."""
     from leet.config import ConfigError, load, resolve_ascii
+    from leet.config.remembered import remembered
     from leet.discovery.layout import resolve
     from leet.model.node_filter import LabelFilter
     from leet.model.store import Store
@@ -295,10 +316,11 @@ def run_file(path: str, args: Sequence[str]) -> int:
     options = _run_parser().parse_args([path, *args])
     labels = LabelFilter.parse(options.label)
     try:
-        config = resolve_ascii(load({"crash_after": options.crash_after, "ascii": options.ascii}))
+        config = resolve_ascii(load({"crash_after": options.crash_after, "ascii": options.ascii, "images": options.images, "remember": options.remember}))
+        config, remembering = remembered(config)
         layout = resolve(path)  # what the path names is decided here, once
         if layout.kind == "workspace":
-            return _show_workspace(WorkspaceSource(path, Store(), crash_after=config.crash_after), config, labels)
+            return _show_workspace(WorkspaceSource(path, Store(), crash_after=config.crash_after), config, labels, remembering)
         run = _open_run_checked(layout, config.crash_after)
     except (ConfigError, RunFileError) as error:  # RunNotFound is a RunFileError
         say(error)
@@ -306,7 +328,7 @@ def run_file(path: str, args: Sequence[str]) -> int:
     except OSError as error:  # unreadable, or not a regular file: said plainly, never a traceback
         say(_os_error(error, path))
         return 2
-    return _show_run(run, config, labels)
+    return _show_run(run, config, labels, remembering)
 
 
 def _open_run_checked(layout: RunLayout, crash_after: float) -> RunSource | SharedRunSource:
@@ -332,7 +354,7 @@ def _os_error(error: OSError, path: str) -> str:
     return f"{error.filename or path}: {error.strerror}"
 
 
-def _show_workspace(workspace: WorkspaceSource, config: Config, labels: LabelFilter) -> int:
+def _show_workspace(workspace: WorkspaceSource, config: Config, labels: LabelFilter, remembering: Remembering | None) -> int:
     try:
         workspace.refresh()  # list the runs before the first frame
     except OSError as error:  # the folder cannot be listed now: the header says so, and the scans go on
@@ -341,16 +363,16 @@ def _show_workspace(workspace: WorkspaceSource, config: Config, labels: LabelFil
     from leet.ui.app import LeetApp
     from leet.ui.screens.workspace import WorkspaceScreen
 
-    return _run_app(LeetApp(workspace, config, screen=lambda: WorkspaceScreen(workspace, labels=labels)), config)
+    return _run_app(LeetApp(workspace, config, screen=lambda: WorkspaceScreen(workspace, labels=labels), remembering=remembering))
 
 
-def _show_run(run: RunSource | SharedRunSource, config: Config, labels: LabelFilter) -> int:
+def _show_run(run: RunSource | SharedRunSource, config: Config, labels: LabelFilter, remembering: Remembering | None) -> int:
     run.hold_after_first_batch()  # the rest loads once the first frame is up
     run.start()  # the app stops it
     from leet.ui.app import LeetApp
     from leet.ui.screens.run import RunScreen
 
-    return _run_app(LeetApp(run, config, screen=lambda: RunScreen(run, labels=labels)), config)
+    return _run_app(LeetApp(run, config, screen=lambda: RunScreen(run, labels=labels), remembering=remembering))
 
 
 def _cluster_parser(commands: Any) -> argparse.ArgumentParser:
@@ -362,6 +384,7 @@ def _cluster_parser(commands: Any) -> argparse.ArgumentParser:
     )
     add_arguments(cluster)
     _add_ascii(cluster)
+    _add_remember(cluster)
     return cluster
 
 
@@ -376,7 +399,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         return 2
     try:
         source = make_source(args)
-        config = resolve_ascii(load({"ascii": args.ascii}))
+        config = resolve_ascii(load({"ascii": args.ascii, "remember": args.remember}))
     except ValueError as error:  # ConfigError is one too
         say(error)
         return 2
@@ -389,10 +412,12 @@ def run_cluster(args: argparse.Namespace) -> int:
 
     source.set_width(chart_cells(shutil.get_terminal_size().columns))  # as the screen will lay its charts out
     source.start()  # the history loads while Textual imports; the app stops it
+    from leet.config.remembered import remembered
     from leet.ui.app import LeetApp
     from leet.ui.screens.cluster import ClusterScreen
 
-    return _run_app(LeetApp(source, config, screen=lambda: ClusterScreen(source, labels=labels)), config)
+    config, remembering = remembered(config)
+    return _run_app(LeetApp(source, config, screen=lambda: ClusterScreen(source, labels=labels), remembering=remembering))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

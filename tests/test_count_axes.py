@@ -9,7 +9,8 @@ from stored_series import stored
 from leet.model.catalog import describe, group
 from leet.model.store import SeriesData, SeriesKey
 from leet.ui.views.charts import chart_view, whole_numbers
-from leet.ui.views.run import metric_specs, overlay_view
+from leet.ui.views.overlay import OverlayChart, overlay_view
+from leet.ui.views.run import metric_specs
 from widgets.chartframe import ChartView, compose_rows, row_text
 from widgets.raster import SeriesView
 
@@ -67,7 +68,7 @@ def test_a_plain_number_chart_of_whole_values_is_a_count_and_of_fractions_is_not
 
 def test_workspace_overlays_of_counts_tick_whole_numbers():
     snapshots = {SeriesKey("a", "epoch", None): data([0, 1, 2], start=0), SeriesKey("b", "epoch", None): data([0, 1], start=0)}
-    view = overlay_view("epoch", [("a", "run a"), ("b", "run b")], snapshots, (0, 3))
+    view = overlay_view(OverlayChart("epoch"), [("a", "run a"), ("b", "run b")], snapshots, (0, 3))
     assert view.integer and whole_labels(view)
 
 

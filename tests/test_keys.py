@@ -22,13 +22,14 @@ from leet.ui.screens.symon import INTERVALS, SymonScreen, next_interval
 from leet.ui.screens.workspace import WorkspaceScreen
 from leet.ui.views.footer import fit_hints, status_line
 from widgets.filterbar import FilterBar
+from widgets.media import MediaPane
 from widgets.nodetable import NodeTable
 from widgets.processes import ProcessTable
 from widgets.runlist import RunList
 
 TABLES = {"symon": SYMON_KEYS, "run": RUN_KEYS, "workspace": WORKSPACE_KEYS, "cluster": CLUSTER_KEYS}
 SCREENS = {"symon": SymonScreen, "run": RunScreen, "workspace": WorkspaceScreen, "cluster": ClusterScreen}
-WIDGETS = {"processes": ProcessTable, "runs": RunList, "nodes": NodeTable}
+WIDGETS = {"processes": ProcessTable, "runs": RunList, "nodes": NodeTable, "media": MediaPane}
 
 
 def action_name(key: Key) -> str:

@@ -15,6 +15,7 @@ from wandb_runs import (
     BasicRun,
     CorruptedRun,
     HostileRun,
+    ImageRun,
     KilledRun,
     LiveRun,
     MadeRun,
@@ -25,6 +26,7 @@ from wandb_runs import (
     make_corrupted_copy,
     make_failed_run,
     make_hostile_run,
+    make_image_run,
     make_killed_run,
     make_shared_run,
 )
@@ -38,6 +40,11 @@ def wandb_runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def basic_run(wandb_runs_root: Path) -> BasicRun:
     return make_basic_run(wandb_runs_root / "basic")
+
+
+@pytest.fixture(scope="session")
+def image_run(wandb_runs_root: Path) -> ImageRun:
+    return make_image_run(wandb_runs_root / "images")
 
 
 @pytest.fixture(scope="session")

@@ -521,6 +521,40 @@ def make_step_metric_run(root: Path, *, run_id: str | None = None) -> MadeRun:
     return _scripted_run(root, run_id or new_run_id("axes"), actions)
 
 
+def make_rows_run(
+    root: Path,
+    rows: Sequence[dict],
+    *,
+    config: Mapping[str, Any] | None = None,
+    defines: Sequence[dict] = (),
+    name: str | None = None,
+    run_id: str | None = None,
+    resume: bool = False,
+    exit_code: int = 0,
+) -> MadeRun:
+    """A run that logs ``rows`` (one step each) after ``define_metric(**d)`` for each of ``defines``;
+    with ``resume``, it resumes the run ``run_id`` already written under ``root``."""
+    init: dict[str, Any] = {"config": dict(config or {})}
+    if name:
+        init["name"] = name
+    if resume:
+        init["resume"] = "allow"
+    actions: list[Action] = [*(("define_metric", dict(d)) for d in defines), *(("log", dict(row)) for row in rows), _settle()]
+    return _scripted_run(root, run_id or new_run_id("rows"), actions, init=init, exit_code=exit_code)
+
+
+def make_resumed_steps_run(root: Path, steps: int = 30, *, run_id: str | None = None) -> ResumedRun:
+    """One id in two segments of ``steps`` rows each, offline: the second (``resume="allow"``) logs ``_step``
+    0, 1, … again while its ``global_step`` goes on from ``steps``; ``loss`` is 1 in the first, 2 in the second."""
+    run_id = run_id or new_run_id("resumedsteps")
+    first = make_rows_run(root, [{"loss": 1.0, "global_step": step} for step in range(steps)], run_id=run_id, exit_code=1)
+    time.sleep(1.1)  # the next directory's name has the next second in it
+    second = make_rows_run(root, [{"loss": 2.0, "global_step": steps + step} for step in range(steps)], run_id=run_id, resume=True)
+    if first.run_dir == second.run_dir:
+        raise RunMakerError("the resumed writer reused the first directory")
+    return ResumedRun(first, second)
+
+
 HOSTILE_TEXTS: tuple[str, ...] = (
     "[bold red]x[/]",
     "[link=http://x]y",
@@ -673,7 +707,8 @@ def run_id_of(wandb_path: Path) -> str:
 
 
 def make_shared_run(
-    root: Path, writers: int = 4, steps: int = 20, *, run_id: str | None = None, history_by: Sequence[str] = ("rank0",)
+    root: Path, writers: int = 4, steps: int = 20, *, run_id: str | None = None, history_by: Sequence[str] = ("rank0",),
+    steps_by: Mapping[str, int] | None = None,
 ) -> SharedRun:
     """``writers`` processes, labelled ``rank0..``, writing one run id at once.
 
@@ -682,14 +717,14 @@ def make_shared_run(
     gets its own directory; same-second starts add ``-1``, ``-2``, ... Every
     writer samples system metrics (keys end in ``/l:rank<i>``) and prints a
     line; the writers named in ``history_by`` (rank0, the primary, by default)
-    log history.
+    log history, ``steps`` rows each unless ``steps_by`` gives a writer its own.
     """
     if writers < 1:
         raise ValueError("a shared run needs at least one writer")
     run_id = run_id or new_run_id("shared")
     with tempfile.TemporaryDirectory(prefix="leet-wandb-") as scratch:
         started = [
-            (label, _start_shared_writer(root, Path(scratch), run_id, label, steps, label in history_by))
+            (label, _start_shared_writer(root, Path(scratch), run_id, label, (steps_by or {}).get(label, steps), label in history_by))
             for label in (f"rank{i}" for i in range(writers))
         ]
         for _, (writer, _) in started:
@@ -873,4 +908,66 @@ def make_media_run(root: Path, steps: int = 12, *, run_id: str | None = None) ->
         run_id=run_id,
         media=dict(MEDIA_LOGGED),
         media_steps=steps,
+    )
+
+
+# --- a run that logged images, an image list, a table and a histogram ----------
+
+_IMAGE_BODY = r'''
+import numpy as np
+
+run = start()
+size = PARAMS["size"]
+for step in range(PARAMS["steps"]):
+    def picture(seed):
+        generator = np.random.default_rng(seed)
+        return (generator.random((size, size, 3)) * 255).astype("uint8")
+
+    row = {"loss": 1.0 / (step + 1), "sample": wandb.Image(picture(step), caption=f"sample at {step}")}
+    if step % 2 == 0:
+        row["batch"] = [wandb.Image(picture(1000 + 10 * step + i), caption=f"digit {i}") for i in range(3)]
+        row["weights"] = wandb.Histogram(np.arange(100) % (step + 3))
+    if step % 3 == 1:
+        row["preds"] = wandb.Table(columns=["id", "guess"], data=[[i, f"class {i * step}"] for i in range(4)])
+    run.log(row)
+run.finish()
+'''
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImageRun(MadeRun):
+    size: int
+    """Pixels a side of every logged image."""
+
+
+def make_image_run(root: Path, steps: int = 6, size: int = 16, *, run_id: str | None = None) -> ImageRun:
+    """A finished run logging, at step s: ``sample`` (one image captioned ``sample at s``) every step; ``batch``
+    (three images captioned ``digit 0..2``) and ``weights`` (a histogram) at even steps; ``preds`` (a 4×2 table)
+    at steps 1, 4, 7 …; ``loss`` every step."""
+    run_id = run_id or new_run_id("images")
+    where = _write_run(_IMAGE_BODY, {"run_id": run_id, "steps": steps, "size": size, "init": {"name": "images"}}, root)
+    return ImageRun(
+        root=Path(root), run_dir=Path(where["run_dir"]), wandb_path=Path(where["wandb_path"]), run_id=run_id, size=size,
+    )
+
+
+_IMAGE_SERIES_BODY = r'''
+import numpy as np
+
+run = start()
+size = PARAMS["size"]
+generator = np.random.default_rng(0)
+for step in range(PARAMS["steps"]):
+    picture = (generator.random((size, size, 3)) * 255).astype("uint8")
+    run.log({"loss": 1.0 / (step + 1), "sample": wandb.Image(picture, caption=f"step {step}")})
+run.finish()
+'''
+
+
+def make_image_series_run(root: Path, steps: int = 1000, size: int = 64, *, run_id: str | None = None) -> ImageRun:
+    """A finished run logging one ``size``×``size`` image (``sample``, captioned ``step s``) and ``loss`` every step."""
+    run_id = run_id or new_run_id("series")
+    where = _write_run(_IMAGE_SERIES_BODY, {"run_id": run_id, "steps": steps, "size": size, "init": {"name": "image-series"}}, root)
+    return ImageRun(
+        root=Path(root), run_dir=Path(where["run_dir"]), wandb_path=Path(where["wandb_path"]), run_id=run_id, size=size,
     )

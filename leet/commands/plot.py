@@ -5,7 +5,12 @@ exact names or globs (``train/*``, ``gpu.*.gpu``), matched against the run's
 history keys and its system-metric keys (a node label ``/l:rank0`` aside).
 
 - History metrics are drawn against the step, on the run view's step axis:
-  from 0 to a round number at or past the run's last step.
+  from 0 to a round number at or past the run's last step; a metric with a
+  ``define_metric`` step metric is drawn against that metric instead, one
+  plot per axis (``metrics by epoch``). A metric ``define_metric`` hides is
+  left out of a glob, and drawn only when named exactly.
+- A resumed segment (offline, its ``_step`` from 0 again) is drawn at its
+  real steps, after the segments before it (``discovery.resume``).
 - System metrics are drawn against seconds since the run's first record,
   one series per node label (``gpu.0.gpu rank0``). As in the run view, a
   shared-mode run is read whole: every writer's file, history from the primary.
@@ -36,10 +41,12 @@ from typing import TextIO
 from leet.common.text import escaped
 from leet.common.ticks import step_range, step_ticks
 from leet.discovery.layout import resolve
+from leet.discovery.resume import offset_among
+from leet.model.axes import MetricAxes
 from leet.model.catalog import describe
 from leet.model.keys import LABEL_SEPARATOR, natural_key, split_label
 from leet.runfile.decode import EventReader
-from leet.runfile.events import HistoryRow, RunInfo, StatsRow
+from leet.runfile.events import HistoryRow, MetricDefinition, RunInfo, StatsRow
 
 MAX_POINTS = 4000  # per series: plenty for any terminal width, and plotext stays quick
 DEFAULT_SIZE = (100, 25)  # columns, rows: when there is no terminal to measure
@@ -47,7 +54,7 @@ MIN_WIDTH, MIN_HEIGHT = 30, 10
 KNOWN_SHOWN = 8  # names listed when a key matches nothing
 READ_BATCH = 4096
 # Records a plot never needs: passed over unparsed, which makes reading much cheaper.
-SKIPPED_RECORDS = ("output", "output_raw", "summary", "config", "files", "telemetry", "artifact", "tbrecord", "alert", "metric")
+SKIPPED_RECORDS = ("output", "output_raw", "summary", "config", "files", "telemetry", "artifact", "tbrecord", "alert")
 # Without colour, series tell apart by their marker only.
 PLAIN_MARKERS = ("*", "+", "o", "x", "#", "=", "%", "@")
 
@@ -100,6 +107,7 @@ class Series:
     rank: int  # the requested pattern it answers to: series keep the order keys were asked in
     xs: list[float] = field(default_factory=list)
     ys: list[float] = field(default_factory=list)
+    axis: str = ""  # its define_metric step metric: "" for the step
 
 
 @dataclass
@@ -114,15 +122,19 @@ class RunCurves:
     last_step: int | None = None
     first_time: float | None = None
     run_name: str = ""
+    step_offset: int = 0  # a resumed segment's steps lie this far on
+    axes: MetricAxes = field(default_factory=MetricAxes)
+    latest: dict[str, float] = field(default_factory=dict)  # each step metric's latest value: a row without it takes it
 
     def seen(self, when: float | None) -> None:
         if when is not None and (self.first_time is None or when < self.first_time):
             self.first_time = when
 
 
-def read_curves(files: list[Path], selector: KeySelector) -> RunCurves:
-    """The requested curves of a run's files, the primary writer's first (the only one whose history counts)."""
-    curves = RunCurves()
+def read_curves(files: list[Path], selector: KeySelector, step_offset: int = 0) -> RunCurves:
+    """The requested curves of a run's files, the primary writer's first (the only one whose history counts);
+    history steps moved on by ``step_offset``."""
+    curves = RunCurves(step_offset=step_offset)
     for writer, path in enumerate(files):
         skip = SKIPPED_RECORDS if writer == 0 else (*SKIPPED_RECORDS, "history")
         with EventReader(path, live=False, skip=skip) as reader:
@@ -137,9 +149,12 @@ def read_curves(files: list[Path], selector: KeySelector) -> RunCurves:
 
 def _take(curves: RunCurves, writer: int, event: object, selector: KeySelector) -> None:
     if isinstance(event, HistoryRow):
-        curves.last_step = event.step if curves.last_step is None else max(curves.last_step, event.step)
+        step = event.step + curves.step_offset
+        curves.last_step = step if curves.last_step is None else max(curves.last_step, step)
         curves.seen(event.timestamp)
-        _add_values(curves.history, writer, curves.history_keys, event.values, event.step, selector, name=str)
+        _add_history(curves, writer, event.values, step, selector)
+    elif isinstance(event, MetricDefinition):
+        curves.axes.define(event)
     elif isinstance(event, StatsRow):
         curves.seen(event.timestamp)
         _add_values(curves.system, writer, curves.system_keys, event.values, event.timestamp, selector, name=system_name)
@@ -165,6 +180,32 @@ def _add_values(
         series = into.get((writer, key))
         if series is None:
             series = into[writer, key] = Series(name(key), rank)
+        series.xs.append(x)
+        series.ys.append(value)
+
+
+def _add_history(curves: RunCurves, writer: int, values: Mapping[str, float], step: int, selector: KeySelector) -> None:
+    """A history row's requested values, each against its define_metric axis (that metric's value in the row, or its latest)."""
+    axes = curves.axes
+    if not axes.exact and not axes.globs:
+        _add_values(curves.history, writer, curves.history_keys, values, step, selector, name=str)
+        return
+    curves.history_keys.update(values)
+    latest = curves.latest
+    for key, value in values.items():
+        if axes.axis(key) == "" and math.isfinite(value):
+            latest[key] = value  # any metric may be another's axis
+    for key, value in values.items():
+        rank = selector.rank(key)
+        if rank is None or not math.isfinite(value) or (axes.hidden(key) and key not in selector.patterns):
+            continue
+        axis = axes.axis(key)
+        x = latest.get(axis) if axis else step
+        if x is None:
+            continue  # before the axis has a value: no place on it
+        series = curves.history.get((writer, key))
+        if series is None:
+            series = curves.history[writer, key] = Series(key, rank, axis=axis)
         series.xs.append(x)
         series.ys.append(value)
 
@@ -218,10 +259,16 @@ def panels(curves: RunCurves) -> list[Panel]:
     """The plots to draw: history against the step, then system metrics against seconds."""
     found: list[Panel] = []
     name = escaped(curves.run_name) if curves.run_name else "run"
-    history = _ordered(curves.history.values())
-    if history:
-        x_range, ticks = step_axis(curves.last_step)
-        found.append(Panel(f"{name} · metrics", "step", history, x_range, ticks))
+    by_axis: dict[str, list[Series]] = {}
+    for series in _ordered(curves.history.values()):
+        by_axis.setdefault(series.axis, []).append(series)
+    for axis, history in by_axis.items():
+        if not axis:
+            x_range, ticks = step_axis(curves.last_step)
+            found.append(Panel(f"{name} · metrics", "step", history, x_range, ticks))
+            continue
+        x_range = step_range(min(0.0, *(min(one.xs) for one in history)), max(max(one.xs) for one in history))
+        found.append(Panel(f"{name} · metrics by {escaped(axis)}", escaped(axis), history, x_range, step_ticks(*x_range)))
     system = _ordered(curves.system.values())
     if system:
         origin = curves.first_time or 0.0
@@ -302,7 +349,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="KEY[,KEY…]",
         help="draw these metrics as a text plot and exit (repeatable; globs work: 'train/*', 'gpu.*.gpu'); "
-        "history against the step, system metrics against seconds, both: two plots stacked",
+        "history against the step (or its define_metric step metric: a plot per axis), system metrics against seconds, both: plots stacked",
     )
     parser.add_argument("--width", type=_columns, metavar="N", help=f"with --plot: columns (default: the terminal's, else {DEFAULT_SIZE[0]})")
     parser.add_argument("--height", type=_rows, metavar="N", help=f"with --plot: rows of the whole figure (default: the terminal's, else {DEFAULT_SIZE[1]})")
@@ -333,7 +380,9 @@ def plot_run(path: Path, args: argparse.Namespace, out: TextIO | None = None) ->
         print("leet inspect: --plot needs a metric name, e.g. --plot loss", file=sys.stderr)
         return 2
     selector = KeySelector(requested)
-    curves = read_curves(list(resolve(path).files), selector)  # a shared run: every writer's file
+    layout = resolve(path)
+    offset = offset_among([head.file for head in layout.segments], layout.file) if layout.file is not None else 0
+    curves = read_curves(list(layout.files), selector, offset)  # a shared run: every writer's file
     missing = selector.unmatched()
     if missing:
         print(no_match_message(missing[0], known_keys(curves)), file=sys.stderr)

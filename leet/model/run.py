@@ -291,6 +291,12 @@ class RunSnapshot:
     lost_uncounted: int = 0  # losses whose record count nobody can tell (lost_records is a minimum)
     alerts: tuple[AlertRecord, ...] = ()  # run.alert() records, oldest first (a shared run's: every writer's, by time)
     alerts_dropped: int = 0  # older alert records past RunModel's ALERTS_KEPT
+    step_offset: int = 0  # a resumed segment's steps lie this far on: the store holds them there, last_step is the file's own
+
+    @property
+    def charted_last_step(self) -> int | None:
+        """The last step where the charts draw it: the file's own, moved by ``step_offset``."""
+        return None if self.last_step is None else self.last_step + self.step_offset
 
     @property
     def alert_count(self) -> int:
@@ -303,7 +309,7 @@ class RunSnapshot:
         return lost_records_text(self.lost_records, self.lost_uncounted, self.lost_bytes)
 
     @classmethod
-    def of(cls, model: RunModel, *, run_key: str, state: RunState, file_size: int, run_id: str, console_lines: int = 2000, error: str = "", stopped: bool = False, reason: str = "", segments: tuple[Segment, ...] = ()) -> "RunSnapshot":
+    def of(cls, model: RunModel, *, run_key: str, state: RunState, file_size: int, run_id: str, console_lines: int = 2000, error: str = "", stopped: bool = False, reason: str = "", segments: tuple[Segment, ...] = (), step_offset: int = 0) -> "RunSnapshot":
         """A copy of ``model`` for one redraw (the caller holds whatever lock guards it)."""
         return cls(
             run_key=run_key,
@@ -328,6 +334,7 @@ class RunSnapshot:
             run_id=run_id,
             reason=reason,
             segments=segments,
+            step_offset=step_offset,
             capped=model.capped(),
             alerts=tuple(model.alerts),
             alerts_dropped=model.alerts_seen - len(model.alerts),

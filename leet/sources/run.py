@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Any, Callable, Mapping
 
+from leet.discovery.resume import segments_end, shift
 from leet.model.catalog import KeyCap
 from leet.model.keys import KeyLabel, axis_key, split_label, system_key
 from leet.model.run import CRASH_AFTER, RunModel, RunSnapshot, RunState, Segment
@@ -77,6 +78,7 @@ class RunSource(Tailer):
         # A shared run's other writers: their history goes to the store under their label.
         self.history_label = history_label
         self.segments: tuple = ()  # the layout's segments of this run's id, when it has several
+        self.earlier: tuple = ()  # the files of this id's segments before this one, oldest first (else taken from ``segments``)
         self.label: str | None = None  # the writer's node label, from its first labelled system key
         self.store = store
         self.poll_interval = poll_interval
@@ -105,6 +107,7 @@ class RunSource(Tailer):
         self._split_pending = True  # a child may still be started, once the first charts are out
         self._size_at_start = 0
         self._first_step_at = 0.0
+        self._step_offset: int | None = None  # known once the first history arrives
         match = _RUN_FILE.search(self.path.name)
         self._file_run_id = match.group("id") if match else self.path.stem
         self._seed_growth(now_wall)
@@ -346,9 +349,25 @@ class RunSource(Tailer):
     def _store_history(self, columns: Mapping[str, tuple[Any, Any]]) -> None:
         """History by step under the run's key; metrics with a ``define_metric`` axis also by that axis."""
         columns = self.model.metric_cap.filter(columns)  # the model has counted the keys
-        self._extend(self.run_key, columns)
+        if self._step_offset is None:
+            self._step_offset = self._resumed_offset(columns)
+        offset = self._step_offset
+        by_step = {key: ([step + offset for step in steps], values) for key, (steps, values) in columns.items()} if offset else columns
+        self._extend(self.run_key, by_step)
         for axis, points in self.model.axes.route(columns).items():
             self._extend(axis_key(self.run_key, axis), points)
+
+    def _resumed_offset(self, columns: Mapping[str, tuple[Any, Any]]) -> int:
+        """How far this segment's steps move to follow the earlier segments' (``discovery.resume``)."""
+        info = self.model.info
+        if info is None or not info.resumed:
+            return 0
+        earlier = self.earlier
+        if not earlier:
+            files = [head.file for head in self.segments]
+            earlier = tuple(files[: files.index(self.path)]) if self.path in files else ()
+        first = min((steps[0] for steps, _ in columns.values() if len(steps)), default=0)
+        return shift(segments_end(earlier), int(first), True) if earlier else 0
 
     def _extend(self, run: str, columns: Mapping[str, tuple[Any, Any]]) -> None:
         # History keys are taken whole: a metric logged as ``loss/l:x`` is one series, not ``loss`` of node ``x``.
@@ -395,6 +414,7 @@ class RunSource(Tailer):
                 state=verdict.state if model.loaded else RunState.LOADING,
                 reason=verdict.reason,
                 segments=tuple(Segment(head.file, head.info.start_time if head.info else None, head.file == self.path) for head in self.segments),
+                step_offset=self._step_offset or 0,
                 file_size=self._file_size,
                 run_id=model.info.run_id if model.info is not None and model.info.run_id else self._file_run_id,
                 console_lines=console_lines,

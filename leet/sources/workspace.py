@@ -214,6 +214,7 @@ class WorkspaceSource(ThreadedSource):
                 source = SharedRunSource(entry.files, self.store, key=key, crash_after=self.crash_after)
             else:
                 source = RunSource(entry.file, self.store, key=key, crash_after=self.crash_after)
+                source.earlier = self._earlier_segments(entry)  # a resumed segment is drawn after them
         except RunNotFound:  # deleted since the last scan: the next one drops it
             return None
         source.on_change(self._notify)
@@ -221,6 +222,14 @@ class WorkspaceSource(ThreadedSource):
             self._sources[key] = source
         source.start()
         return source
+
+    def _earlier_segments(self, entry: RunEntry) -> tuple[Path, ...]:
+        """The files of ``entry``'s id written before it, oldest first (its rows numbered ``segment n/m``)."""
+        if entry.segment is None:
+            return ()
+        with self._lock:
+            others = [e for e in self._entries.values() if e.segment and e.file.name == entry.file.name and e.segment[0] < entry.segment[0]]
+        return tuple(e.file for e in sorted(others, key=lambda e: e.segment or (0, 0)))
 
     def deselect(self, key: str) -> None:
         with self._lock:

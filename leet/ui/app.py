@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
+from rich.console import RenderableType
+from textual import events
 from textual.app import App
 from textual.driver import Driver
 from textual.filter import LineFilter
@@ -12,8 +14,10 @@ from textual.message import Message
 from textual.screen import Screen
 
 from leet.config import Config
+from leet.config.remembered import Remembering
 from leet.sources.base import Source
 from leet.sources.live import LiveSource
+from leet.ui.layout_keeper import LayoutKeeper
 from leet.ui.output import keep_geometry_cache_small
 from leet.ui.terminal import TEXTUAL_COLOR_FILTERS, terminal_filters
 from leet.ui.views.alerts import AlertLog
@@ -82,9 +86,12 @@ class LeetApp(App[None]):
         clock: Callable[[], float] = time.time,
         live: bool = True,
         screen: Callable[[], Screen] | None = None,
+        remembering: Remembering | None = None,
     ) -> None:
         super().__init__(driver_class=quiet_driver())
         self.config = config or Config()
+        # The layout file (leet.config.layout_state): None when nothing is remembered.
+        self.layout_keeper = LayoutKeeper(self, remembering, self.config.origin) if remembering is not None else None
         self.source = source
         self._clock = clock
         self._make_screen = screen or self._symon_screen
@@ -149,6 +156,8 @@ class LeetApp(App[None]):
         except Exception:
             self.notify(f"unknown theme {self.config.theme!r}; using textual-dark", severity="warning", markup=False)
             self.theme = "textual-dark"
+        if self.layout_keeper is not None:
+            self.layout_keeper.start()
         self.push_screen(self._make_screen())
         self._started = True
         for source, run in self._attached.items():
@@ -165,6 +174,17 @@ class LeetApp(App[None]):
         if isinstance(self.screen, ShowsData):
             self.screen.update_view()
         keep_geometry_cache_small()
+
+    # -- the remembered layout ------------------------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        await super().on_event(event)
+        if self.layout_keeper is not None and isinstance(event, (events.Key, events.MouseUp)):
+            self.layout_keeper.soon()  # a key or a click may have changed the layout
+
+    def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
+        if self.layout_keeper is not None and self.is_running:
+            self.layout_keeper.save()
+        super().exit(result, return_code, message)
 
     def on_unmount(self) -> None:
         for source, run in reversed(self._attached.items()):

@@ -1,7 +1,8 @@
 """The key map, in one table per screen: bindings, the help screen and the footer are made from it.
 
 A row with ``where="processes"`` is bound by the process table widget itself,
-and one with ``where="runs"`` by the workspace's runs list: each answers only
+one with ``where="runs"`` by the workspace's runs list, and one with
+``where="media"`` by the media pane (``MEDIA_PANE_KEYS``): each answers only
 while focused. The table lists them so help and the footer show them, and a
 test checks the widgets bind the same keys.
 """
@@ -37,12 +38,39 @@ def footer_hints(keys: tuple[Key, ...], skip: Collection[str] = ()) -> list[tupl
 
 
 # The help section of the keys a focused widget binds, by ``Key.where``.
-WIDGET_SECTIONS = {"processes": "Process table (focused)", "runs": "Runs list (focused)", "nodes": "Node table (focused)"}
+WIDGET_SECTIONS = {"processes": "Process table (focused)", "runs": "Runs list (focused)", "nodes": "Node table (focused)", "media": "Media pane (focused)"}
+
+# The media pane's own keys (``widgets.media.MediaPane``), in the run view's and the workspace's tables.
+MEDIA_PANE_KEYS: tuple[Key, ...] = (
+    Key("left", "scrub('prev')", "←", "Media pane: the previous step that logged the key", "Media", where="media"),
+    Key("right", "scrub('next')", "→", "Media pane: the next step that logged the key (the last follows the newest)", "Media", where="media"),
+    Key("home", "scrub('first')", "home", "Media pane: the first logged step", "Media", where="media"),
+    Key("end", "scrub('last')", "end", "Media pane: the last logged step, following new ones", "Media", where="media"),
+    Key("up", "pick(-1)", "↑ ↓", "Media pane: the previous / next media key", "Media", where="media"),
+    Key("down", "pick(1)", "", "", "Media", where="media"),
+    Key("pageup", "scroll_table(-1)", "pgup pgdn", "Media pane: scroll a table", "Media", where="media"),
+    Key("pagedown", "scroll_table(1)", "", "", "Media", where="media"),
+)
+
+
+# Zoom, crosshair and smoothing of the focused chart: the same keys on every screen with charts.
+CHART_LOOK_KEYS: tuple[Key, ...] = (
+    Key("z", "zoom(0.5)", "z Z", "Focused chart: zoom the x range in / out (the mouse wheel over a chart too; drag to pan)", "Chart view"),
+    Key("Z", "zoom(2.0)", "", "", "Chart view"),
+    Key("x", "reset_zoom", "x", "Focused chart: show the whole x range again (a zoomed chart stays put until then)", "Chart view"),
+    Key("comma", "step(-1)", ", .", "Move the crosshair a column left / right; without one, pan a zoomed chart", "Chart view"),
+    Key("full_stop", "step(1)", "", "", "Chart view"),
+    Key("v", "toggle_crosshair", "v", "Focused chart: crosshair reading out each series (the pointer places it)", "Chart view"),
+    Key("V", "sync_crosshair", "V", "Crosshair on every chart of the same x axis / on one chart", "Chart view"),
+    Key("e", "smooth", "e", "Focused chart: smoothing (EMA) off → 0.6 → 0.8 → 0.9 → 0.95 → 0.99", "Chart view"),
+    Key("E", "smooth_all", "E", "Next smoothing weight on every chart", "Chart view"),
+)
 
 
 SYMON_KEYS: tuple[Key, ...] = (
     Key("h,question_mark,f1", "help", "h ? F1", "Show this help", "General", hint="help"),
     Key("q,ctrl+c,f10", "quit", "q F10 ctrl+c", "Quit", "General", hint="quit"),
+    Key("f2", "settings", "F2", "Settings: each one's value and where it came from; change or reset one (remembered)", "General"),
     Key("p", "toggle_pause", "p", "Pause / resume the display (sampling goes on)", "General", hint="pause"),
     Key("plus,equals_sign", "change_interval(1)", "+", "Sample less often (longer interval)", "General"),
     Key("minus", "change_interval(-1)", "-", "Sample more often (shorter interval)", "General"),
@@ -59,6 +87,7 @@ SYMON_KEYS: tuple[Key, ...] = (
     Key("home", "page_to(0)", "home", "First page", "Charts"),
     Key("end", "page_to(-1)", "end", "Last page", "Charts"),
     Key("y", "cycle_mode", "y", "Focused chart: line → log Y → heatmap", "Charts", hint="mode"),
+    *CHART_LOOK_KEYS,
     Key("slash", "filter_focused", "/", "Filter the focused pane: processes, else charts", "Charts", hint="filter"),
     Key("backslash", "filter_charts", "\\", "Filter charts by title, key or label (regex, else text)", "Charts"),
     Key("ctrl+backslash", "clear_chart_filter", "ctrl+\\", "Clear the chart filter", "Charts"),
@@ -98,6 +127,7 @@ def help_sections(keys: tuple[Key, ...] = SYMON_KEYS) -> list[tuple[str, list[tu
 RUN_KEYS: tuple[Key, ...] = (
     Key("h,question_mark,f1", "help", "h ? F1", "Show this help", "General", hint="help"),
     Key("q,ctrl+c,f10", "quit", "q F10 ctrl+c", "Quit", "General", hint="quit"),
+    Key("f2", "settings", "F2", "Settings: each one's value and where it came from; change or reset one (remembered)", "General"),
     Key("p", "toggle_pause", "p", "Pause / resume the display (reading goes on)", "General", hint="pause"),
     Key("exclamation_mark", "alerts", "!", "Alerts seen this session: run.alert() records, runs that finished, failed or crashed", "General"),
     Key("tab", "cycle_focus(1)", "tab", "Focus overview → metrics → console → system", "Focus", hint="focus"),
@@ -107,6 +137,7 @@ RUN_KEYS: tuple[Key, ...] = (
     Key("2,right_square_bracket", "toggle_pane('system')", "2 ]", "Show / hide system metrics", "Panes", hint="system"),
     Key("4", "toggle_pane('console')", "4", "Show / hide the console", "Panes", hint="console"),
     Key("left_square_bracket", "toggle_pane('overview')", "[", "Show / hide the run overview", "Panes", hint="overview"),
+    Key("3", "toggle_media", "3", "Show / hide the media pane: logged images, histograms and tables by step", "Panes"),
     Key("up,w", "move(0,-1)", "↑ w", "Focus the chart above (in the focused grid)", "Charts"),
     Key("down,s", "move(0,1)", "↓ s", "Focus the chart below", "Charts"),
     Key("left,a", "move(-1,0)", "← a", "Focus the chart to the left", "Charts"),
@@ -116,6 +147,7 @@ RUN_KEYS: tuple[Key, ...] = (
     Key("home", "page_to(0)", "home", "First page", "Charts"),
     Key("end", "page_to(-1)", "end", "Last page", "Charts"),
     Key("y", "cycle_mode", "y", "Focused chart: line → log Y → heatmap (→ spread across nodes)", "Charts"),
+    *CHART_LOOK_KEYS,
     Key("c", "grid(0,1)", "c C", "More / fewer grid columns", "Charts"),
     Key("C", "grid(0,-1)", "", "", "Charts"),
     Key("r", "grid(1,0)", "r R", "More / fewer grid rows", "Charts"),
@@ -127,12 +159,14 @@ RUN_KEYS: tuple[Key, ...] = (
     Key("l", "pick_labels", "l", "Pick node labels to show (shared runs)", "Filters", hint="labels"),
     Key("o", "filter('overview')", "o", "Filter the overview", "Filters"),
     Key("ctrl+o", "clear_filter('overview')", "ctrl+o", "Clear the overview filter", "Filters"),
+    *MEDIA_PANE_KEYS,
 )
 
 
 WORKSPACE_KEYS: tuple[Key, ...] = (
     Key("h,question_mark,f1", "help", "h ? F1", "Show this help", "General", hint="help"),
     Key("q,ctrl+c,f10", "quit", "q F10 ctrl+c", "Quit", "General", hint="quit"),
+    Key("f2", "settings", "F2", "Settings: each one's value and where it came from; change or reset one (remembered)", "General"),
     Key("p", "toggle_pause", "p", "Pause / resume the display (reading goes on)", "General"),
     Key("exclamation_mark", "alerts", "!", "Alerts seen this session: run.alert() records, runs that finished, failed or crashed", "General"),
     Key("escape", "focus_runs", "esc", "Back to the runs list", "General"),
@@ -140,10 +174,12 @@ WORKSPACE_KEYS: tuple[Key, ...] = (
     Key("enter", "open", "enter", "Runs list: open the run under the cursor", "Runs", hint="open", where="runs"),
     Key("tab,shift+tab", "cycle_focus(1)", "tab", "Focus runs ↔ charts", "Focus", hint="focus"),
     Key("left_square_bracket", "toggle_runs", "[", "Show / hide the runs list", "Runs"),
+    Key("3", "toggle_media", "3", "Show / hide the selected runs' images side by side at one step", "Runs"),
     Key("f", "filter('runs')", "f", "Filter runs by name, id, project, group or state", "Runs", hint="filter runs"),
     Key("ctrl+f", "clear_filter('runs')", "ctrl+f", "Clear the run filter", "Runs"),
     Key("g", "cycle_grouping", "g", "Group runs by W&B group, or list them flat", "Runs", hint="group"),
     Key("j", "cycle_job_type", "j", "Show one job type at a time, then all", "Runs", hint="job type"),
+    Key("D", "compare", "D", "Compare the run under the cursor and the selected runs: differing config, each metric's last and best", "Runs"),
     Key("slash", "filter('metrics')", "/", "Filter metrics", "Charts", hint="filter metrics"),
     Key("ctrl+l", "clear_filter('metrics')", "ctrl+l", "Clear the metrics filter", "Charts"),
     Key("left,a", "move(-1,0)", "← a", "Focus the chart to the left", "Charts"),
@@ -155,16 +191,32 @@ WORKSPACE_KEYS: tuple[Key, ...] = (
     Key("home", "page_to(0)", "home", "First page", "Charts"),
     Key("end", "page_to(-1)", "end", "Last page", "Charts"),
     Key("y", "cycle_mode", "y", "Focused chart: line → log Y → heatmap", "Charts"),
+    *CHART_LOOK_KEYS,
     Key("c", "grid(0,1)", "c C", "More / fewer grid columns", "Charts"),
     Key("C", "grid(0,-1)", "", "", "Charts"),
     Key("r", "grid(1,0)", "r R", "More / fewer grid rows", "Charts"),
     Key("R", "grid(-1,0)", "", "", "Charts"),
+    *MEDIA_PANE_KEYS,
 )
 
+
+# The compare view over the workspace (``screens.compare``): runs as columns, rows of config and metrics.
+COMPARE_KEYS: tuple[Key, ...] = (
+    Key("h,question_mark,f1", "help", "h ? F1", "Show this help", "General", hint="help"),
+    Key("q,ctrl+c,f10", "quit", "q F10 ctrl+c", "Quit", "General", hint="quit"),
+    Key("escape", "close", "esc", "Back to the workspace", "General", hint="back"),
+    Key("up", "cursor_up", "↑ ↓", "Move the row cursor (pgup pgdn home end too)", "Rows", where="table"),
+    Key("down", "cursor_down", "", "", "Rows", where="table"),
+    Key("s", "sort(False)", "s", "Sort the runs by the row under the cursor: best first (config: ascending)", "Rows", hint="sort"),
+    Key("S", "sort(True)", "S", "Sort the runs by the row under the cursor, reversed", "Rows"),
+    Key("slash", "filter", "/", "Filter the rows by name (regex or text)", "Rows", hint="filter"),
+    Key("ctrl+l", "clear_filter", "ctrl+l", "Clear the row filter", "Rows"),
+)
 
 CLUSTER_KEYS: tuple[Key, ...] = (
     Key("h,question_mark,f1", "help", "h ? F1", "Show this help", "General", hint="help"),
     Key("q,ctrl+c,f10", "quit", "q F10 ctrl+c", "Quit", "General", hint="quit"),
+    Key("f2", "settings", "F2", "Settings: each one's value and where it came from; change or reset one (remembered)", "General"),
     Key("p", "toggle_pause", "p", "Pause / resume the display (Prometheus is still asked)", "General", hint="pause"),
     Key("tab", "cycle_focus(1)", "tab", "Focus nodes ↔ charts", "Focus", hint="focus"),
     Key("shift+tab", "cycle_focus(-1)", "shift+tab", "Focus backwards", "Focus"),
@@ -190,6 +242,7 @@ CLUSTER_KEYS: tuple[Key, ...] = (
     Key("home", "page_to(0)", "home", "First page", "Charts"),
     Key("end", "page_to(-1)", "end", "Last page", "Charts"),
     Key("y", "cycle_mode", "y", "Focused chart: line → log Y → heatmap → spread across nodes", "Charts", hint="mode"),
+    *CHART_LOOK_KEYS,
     Key("c", "grid(0,1)", "c C", "More / fewer grid columns", "Layout"),
     Key("C", "grid(0,-1)", "", "", "Layout"),
     Key("r", "grid(1,0)", "r R", "More / fewer grid rows", "Layout"),

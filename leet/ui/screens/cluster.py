@@ -22,16 +22,19 @@ from textual.widgets import Static
 
 from leet.common.matching import is_regex
 from leet.common.text import clean
+from leet.config.layout_state import remembered_grid, remembered_modes, remembered_sort, remembered_switch
 from leet.model.catalog import ChartSpec, group
 from leet.model.cluster import CLUSTER_RUN, NodeState, PrometheusStatus
 from leet.model.node_filter import LabelFilter
 from leet.model.store import Store
 from leet.model.time_window import tail_window
 from leet.ui.bindings import CLUSTER_KEYS, footer_hints, screen_keys
+from leet.ui.layout_keeper import remembered_view
+from leet.ui.screens.chart_look import ChartLook
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.screens.pause import PauseActions
 from leet.ui.screens.process_dialogs import SortPicker
-from leet.ui.views.charts import chart_view, default_mode, filter_specs
+from leet.ui.views.charts import MODES, chart_view, default_mode, filter_specs
 from leet.ui.views.cluster import (
     header_parts,
     heatmap_model,
@@ -88,7 +91,7 @@ class NodeSortPicker(SortPicker):
             yield Static("enter sort · the sorted column again reverses · esc cancel", classes="dialog-help")
 
 
-class ClusterScreen(PauseActions, GridActions, Screen[None]):
+class ClusterScreen(PauseActions, GridActions, ChartLook, Screen[None]):
     """A cluster through its Prometheus: ``ClusterScreen(source, labels="node1*")``."""
 
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(CLUSTER_KEYS)]
@@ -115,6 +118,7 @@ class ClusterScreen(PauseActions, GridActions, Screen[None]):
         self.heat_metric = metric_named(heat_metric).name
         self.chart_filter = ""
         self._modes: dict[str, str] = {}
+        self.init_looks()
         self._all_specs: list[ChartSpec] = []
         self._spec_by_id: dict[str, ChartSpec] = {}
         self._specs_for: tuple | None = None  # (the roster version, node filter) the specs were grouped for
@@ -139,6 +143,7 @@ class ClusterScreen(PauseActions, GridActions, Screen[None]):
         yield TextLine(id="status")
 
     def on_mount(self) -> None:
+        self.restore_layout(remembered_view(self.app, self.LAYOUT_NAME))
         self.query_one("#cluster-sidebar").display = self._sidebar_visible
         self.heatmap.display = self._heatmap_visible
         self.update_view(force=True)
@@ -146,6 +151,34 @@ class ClusterScreen(PauseActions, GridActions, Screen[None]):
 
     def on_screen_resume(self) -> None:
         self.update_view()
+
+    # -- the remembered layout (leet.ui.layout_keeper) -------------------------------
+    LAYOUT_NAME = "cluster"
+
+    def remembered_layout(self) -> dict:
+        return {
+            "grid": [self.grid.rows, self.grid.cols],
+            "nodes": self._sidebar_visible,
+            "heatmap": self._heatmap_visible,
+            "heat_metric": self.heat_metric,
+            "sort": [self.table.sort, self.table.descending],
+            "modes": dict(self._modes),
+        }
+
+    def restore_layout(self, saved: dict) -> None:
+        """Take back what ``remembered_layout()`` gave, each value checked; one that is not valid is left at the start's."""
+        grid = remembered_grid(saved.get("grid"))
+        if grid:
+            self.grid.set_grid(*grid)
+        nodes, heatmap = remembered_switch(saved.get("nodes")), remembered_switch(saved.get("heatmap"))
+        self._sidebar_visible = self._sidebar_visible if nodes is None else nodes
+        self._heatmap_visible = self._heatmap_visible if heatmap is None else heatmap
+        if isinstance(saved.get("heat_metric"), str):
+            self.heat_metric = metric_named(saved["heat_metric"]).name
+        sort = remembered_sort(saved.get("sort"), {key for key, _, _ in self.table.sort_choices()} | set(self.table.SORTS))
+        if sort:
+            self.table.set_sort(*sort)
+        self._modes.update(remembered_modes(saved.get("modes"), MODES))
 
     @property
     def grid(self) -> ChartGrid:
@@ -221,14 +254,15 @@ class ClusterScreen(PauseActions, GridActions, Screen[None]):
         for chart_id, _ in visible:
             spec = self._spec_by_id[chart_id]
             mode = self._modes.get(chart_id) or self._default_mode(spec)
-            wanted[chart_id] = (spec, mode, x_range, tuple(store.series_version(key) for key in spec.keys))
+            wanted[chart_id] = (spec, mode, self.shown_range(chart_id, x_range), tuple(store.series_version(key) for key in spec.keys))
         stale = [chart_id for chart_id, key in wanted.items() if self._views.get(chart_id, (None,))[0] != key]
-        snapshots = store.snapshot([key for chart_id in stale for key in self._spec_by_id[chart_id].keys], since=x_range[0])
+        since = min((wanted[chart_id][2][0] for chart_id in stale), default=x_range[0])
+        snapshots = store.snapshot([key for chart_id in stale for key in self._spec_by_id[chart_id].keys], since=since)
         for chart_id in stale:
-            spec, mode = wanted[chart_id][:2]
-            self._views[chart_id] = (wanted[chart_id], chart_view(spec, snapshots, x_range, mode))
+            spec, mode, window = wanted[chart_id][:3]
+            self._views[chart_id] = (wanted[chart_id], chart_view(spec, snapshots, window, mode))
         for chart_id, widget in visible:
-            widget.set_view(self._views[chart_id][1])
+            self.show_view(widget, chart_id, self._views[chart_id][1])
         cells = max(widget.size.width for _, widget in visible)
         if cells and cells != self._told_width:
             # The source asks Prometheus for about one point per cell of the widest chart.
@@ -305,6 +339,9 @@ class ClusterScreen(PauseActions, GridActions, Screen[None]):
         self._draw_charts()
         self._draw_bars()
 
+    def redraw_looks(self) -> None:
+        self._draw_charts()
+
     def on_node_table_highlighted(self, event: NodeTable.Highlighted) -> None:
         self._draw_heatmap()
 
@@ -343,6 +380,11 @@ class ClusterScreen(PauseActions, GridActions, Screen[None]):
         return self.grid
 
     # -- actions ---------------------------------------------------------------------------------
+    def action_settings(self) -> None:
+        from leet.ui.screens.settings import SettingsScreen
+
+        self.app.push_screen(SettingsScreen())
+
     def action_help(self) -> None:
         from leet.ui.screens.help import HelpScreen
 

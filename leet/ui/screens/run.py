@@ -7,7 +7,8 @@ source says the file grew, and draws only what is visible.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,17 +17,21 @@ from textual.screen import Screen
 
 from leet.common.text import clean
 from leet.common.ticks import step_range
+from leet.config.layout_state import remembered_grid, remembered_modes, remembered_switch
 from leet.model.catalog import ChartSpec, group
 from leet.model.keys import axis_key
 from leet.model.node_filter import LabelFilter
 from leet.model.run import RunSnapshot, RunState
 from leet.sources.base import RunView
+from leet.ui.app import leet_app
 from leet.ui.bindings import RUN_KEYS, footer_hints, screen_keys
+from leet.ui.layout_keeper import remembered_view
 from leet.ui.screens.alerts import AlertsScreen, announce
+from leet.ui.screens.chart_look import ChartLook
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.screens.pause import PauseActions
 from leet.ui.views.alerts import RunSeen, alert_markers, run_news
-from leet.ui.views.charts import chart_view, default_mode, filter_specs
+from leet.ui.views.charts import MODES, chart_view, default_mode, filter_specs
 from leet.ui.views.footer import status_line
 from leet.ui.views.run import (
     console_lines,
@@ -40,6 +45,10 @@ from widgets.filterbar import FilterBar
 from widgets.grid import ChartGrid
 from widgets.textline import TextLine
 from widgets.textpane import TextPane
+
+if TYPE_CHECKING:
+    from leet.ui.screens.media import MediaPanel
+    from widgets.media import MediaPane
 
 HINTS = footer_hints(RUN_KEYS, skip=("pick_labels",))
 SHARED_HINTS = footer_hints(RUN_KEYS)  # a shared run's nodes can be picked
@@ -64,7 +73,7 @@ def capped_notes(snapshot: RunSnapshot, names: tuple[str, ...]) -> list[str]:
     return notes
 
 
-class RunScreen(PauseActions, GridActions, Screen[None]):
+class RunScreen(PauseActions, GridActions, ChartLook, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(RUN_KEYS)]
     AUTO_FOCUS = ""
 
@@ -77,12 +86,14 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
         self._system_specs_for: tuple | None = None  # (the roster version, node filter) the system specs were grouped for
         self.filters = {"metrics": "", "system": "", "overview": "", "console": ""}
         self._modes: dict[str, str] = {}
+        self.init_looks()
         self._metric_specs: dict[str, ChartSpec] = {}
         self._system_specs: dict[str, ChartSpec] = {}
         self._all_system_specs: list[ChartSpec] = []  # before the system filter
         self._metric_specs_for: tuple | None = None
         self._snapshot: RunSnapshot | None = None
         self._alerts_seen: RunSeen | None = None  # what the last look saw: alerts and state (news is what differs)
+        self._media: MediaPanel | None = None  # mounted on the first 3
 
     def compose(self) -> ComposeResult:
         yield TextLine(id="header")
@@ -97,10 +108,36 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#console").display = False
+        self.restore_layout(remembered_view(self.app, self.LAYOUT_NAME))
         self.update_view()
 
     def on_screen_resume(self) -> None:
         self.update_view()
+
+    # -- the remembered layout (leet.ui.layout_keeper) -------------------------------
+    LAYOUT_NAME = "run"
+    PANES = ("metrics", "system", "console", "overview")
+
+    def remembered_layout(self) -> dict:
+        return {
+            "panes": {name: bool(self.query_one(f"#{name}").display) for name in self.PANES},
+            "metrics_grid": [self._grid("metrics").rows, self._grid("metrics").cols],
+            "system_grid": [self._grid("system").rows, self._grid("system").cols],
+            "modes": dict(self._modes),
+        }
+
+    def restore_layout(self, saved: dict) -> None:
+        """Take back what ``remembered_layout()`` gave, each value checked; one that is not valid is left at the start's."""
+        panes = saved.get("panes")
+        for name in self.PANES:
+            shown = remembered_switch(panes.get(name)) if isinstance(panes, dict) else None
+            if shown is not None:
+                self.query_one(f"#{name}").display = shown
+        for name in ("metrics", "system"):
+            grid = remembered_grid(saved.get(f"{name}_grid"))
+            if grid:
+                self._grid(name).set_grid(*grid)
+        self._modes.update(remembered_modes(saved.get("modes"), MODES))
 
     # -- pulling data ------------------------------------------------------------
     def update_view(self, force: bool = False) -> None:
@@ -114,6 +151,12 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
             self._draw_system()
             self._draw_text(snapshot)
             self._draw_bars(snapshot)
+            self._draw_media()
+
+    def _draw_media(self) -> None:
+        if self._media is not None and self._media.shown:
+            path = getattr(self.source, "path", None)
+            self._media.draw_run(Path(path) if path is not None else None)
 
     def _tell_news(self, snapshot: RunSnapshot) -> None:
         """Toast (and maybe ring for) alerts and a run ending since the last look; never while paused."""
@@ -141,8 +184,10 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
             grid.set_charts([spec.chart for spec in specs])
         if not grid.display:
             return
-        x_range = step_range(0.0, float(snapshot.last_step) if snapshot.last_step is not None else None)
-        self._draw_grid(grid, self._metric_specs, snapshot.run_key, x_range, "step", alert_markers(snapshot))
+        last = snapshot.charted_last_step  # a resumed segment's steps lie after the earlier segments'
+        x_range = step_range(0.0, float(last) if last is not None else None)
+        markers = tuple((step + snapshot.step_offset, level) for step, level in alert_markers(snapshot))
+        self._draw_grid(grid, self._metric_specs, snapshot.run_key, x_range, "step", markers)
 
     def _draw_system(self) -> None:
         grid = self._grid("system")
@@ -178,8 +223,10 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
             if where not in ranges:
                 span = store.time_span(where)
                 ranges[where] = step_range(min(0.0, span[0]), span[1]) if span else (0.0, 1.0)
-            mode = self._modes.get(f"{grid.id}:{chart_id}") or default_mode(spec)
-            widget.set_view(chart_view(spec, snapshots, ranges[where], mode, x_kind=x_kind, markers=() if spec.x_axis else markers))
+            key = f"{grid.id}:{chart_id}"
+            mode = self._modes.get(key) or default_mode(spec)
+            window = self.shown_range(key, ranges[where])
+            self.show_view(widget, key, chart_view(spec, snapshots, window, mode, x_kind=x_kind, markers=() if spec.x_axis else markers))
 
     def _draw_text(self, snapshot: RunSnapshot) -> None:
         overview = self.query_one("#overview", TextPane)
@@ -265,6 +312,11 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
         return self._focused_grid()
 
     # -- actions -----------------------------------------------------------------
+    def action_settings(self) -> None:
+        from leet.ui.screens.settings import SettingsScreen
+
+        self.app.push_screen(SettingsScreen())
+
     def action_help(self) -> None:
         from leet.ui.screens.help import HelpScreen
 
@@ -300,6 +352,36 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
         if pane.display and self._snapshot is not None:
             self.call_after_refresh(self.update_view, True)
 
+    def action_toggle_media(self) -> None:
+        if self._media is None:
+            from leet.ui.screens.media import MediaPanel
+
+            self._media = MediaPanel(leet_app(self.app).config.images)
+        center = self.query_one("#run-center")
+        if self._media.toggle(center, after=self._grid("metrics")):
+            self._draw_media()  # the first frame with the pane has its tiles
+            self.call_after_refresh(self._focus_media)
+        elif self._media.pane is not None and self._media.pane.has_focus:
+            self.set_focus(None)
+
+    def _focus_media(self) -> None:
+        if self._media is not None and self._media.pane is not None:
+            self.set_focus(self._media.pane)
+
+    def on_media_pane_scrub(self, event: MediaPane.Scrub) -> None:
+        if self._media is not None:
+            self._media.scrub_to(event.move)
+            self._draw_media()
+
+    def on_media_pane_pick(self, event: MediaPane.Pick) -> None:
+        if self._media is not None:
+            self._media.pick(event.step)
+            self._draw_media()
+
+    def on_unmount(self) -> None:
+        if self._media is not None:
+            self._media.close()
+
     def action_cycle_mode(self) -> None:
         grid = self._focused_grid()
         chart_id = grid.focused_chart_id()
@@ -309,6 +391,12 @@ class RunScreen(PauseActions, GridActions, Screen[None]):
         specs = self._metric_specs if grid.id == "metrics" else self._system_specs
         key = f"{grid.id}:{chart_id}"
         self._modes[key] = next_mode(specs[chart_id], self._modes.get(key))
+        self._redraw_charts()
+
+    def look_key(self, grid: ChartGrid, chart_id: str) -> str:
+        return f"{grid.id}:{chart_id}"
+
+    def redraw_looks(self) -> None:
         self._redraw_charts()
 
     def action_pick_labels(self) -> None:

@@ -13,18 +13,22 @@ from typing import Callable
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.notifications import Notification, Notify
 from textual.screen import Screen
 
 from leet.common.matching import is_regex
 from leet.common.text import clean
+from leet.config.layout_state import remembered_choice, remembered_grid, remembered_modes, remembered_sort, remembered_switch
 from leet.model.catalog import ChartSpec, group, name_gpu_vendors
 from leet.model.time_window import tail_window
 from leet.sources.live import LiveSource
 from leet.ui.bindings import SYMON_KEYS, footer_hints, screen_keys
+from leet.ui.layout_keeper import remembered_view
+from leet.ui.screens.chart_look import ChartLook
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.screens.pause import PauseActions
 from leet.ui.screens.process_dialogs import Sender, SignalPicker, SortPicker, Target, send_signal
-from leet.ui.views.charts import chart_view, default_mode, filter_specs, read_resolution
+from leet.ui.views.charts import MODES, chart_view, default_mode, filter_specs, read_resolution
 from leet.ui.views.footer import status_line
 from leet.ui.views.gpu import device_sections, fit_accelerators, fit_gpu_section, gpu_vendors, lost_gpu_notes
 from leet.ui.views.health import (
@@ -35,7 +39,7 @@ from leet.ui.views.health import (
     gpu_notes,
     health_notes,
 )
-from leet.ui.views.symon import host_summary, vitals_model
+from leet.ui.views.symon import host_summary, process_charts_first, vitals_model
 from widgets.filterbar import FilterBar
 from widgets.gpuprocs import GpuProcessTable
 from widgets.grid import ChartGrid
@@ -61,7 +65,7 @@ TABLE_ROOM = {"both": 16, "gpu": 10, "host": 10}
 GPU_TABLE_SHARE = 0.6  # of the room below the vitals, when both tables share it
 
 
-class SymonScreen(PauseActions, GridActions, Screen[None]):
+class SymonScreen(PauseActions, GridActions, ChartLook, Screen[None]):
     """Live host metrics from a ``LiveSource``."""
 
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(SYMON_KEYS)]
@@ -92,11 +96,13 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         self._disk_paths = disk_paths
         self._sidebar_visible = sidebar
         self._interval = interval
+        self._interval_note: Notification | None = None
         self._clock = clock
         self._specs: list[ChartSpec] = []
         self._spec_by_id: dict[str, ChartSpec] = {}
         self._specs_for: tuple | None = None  # (the run's roster version, GPU vendors) the specs were grouped for
         self._modes: dict[str, str] = {}
+        self.init_looks()
         self.chart_filter = ""
         self._drawn_version = -1
         self.tables = TABLES[0]
@@ -114,6 +120,7 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         yield TextLine(id="status")
 
     def on_mount(self) -> None:
+        self.restore_layout(remembered_view(self.app, self.LAYOUT_NAME))
         self.query_one("#sidebar").display = self._sidebar_visible
         self.processes.set_watched(self.watched_pid, self.watch_tree)
         self.update_view(force=True)
@@ -125,6 +132,36 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
     def on_screen_resume(self) -> None:
         # Back from help: catch up on what arrived meanwhile.
         self.update_view()
+
+    # -- the remembered layout (leet.ui.layout_keeper) -------------------------
+    LAYOUT_NAME = "symon"
+
+    def remembered_layout(self) -> dict:
+        table = self.processes
+        return {
+            "grid": [self.grid.rows, self.grid.cols],
+            "sidebar": self._sidebar_visible,
+            "tables": self.tables,
+            "sort": [table.sort, table.descending],
+            "tree": table.tree_view,
+            "modes": dict(self._modes),
+        }
+
+    def restore_layout(self, saved: dict) -> None:
+        """Take back what ``remembered_layout()`` gave, each value checked; one that is not valid is left at the start's."""
+        grid = remembered_grid(saved.get("grid"))
+        if grid:
+            self.grid.set_grid(*grid)
+        sidebar = remembered_switch(saved.get("sidebar"))
+        self._sidebar_visible = self._sidebar_visible if sidebar is None else sidebar
+        self.tables = remembered_choice(saved.get("tables"), TABLES) or self.tables
+        table = self.processes
+        sort = remembered_sort(saved.get("sort"), {key for key, _, _ in table.sort_choices()} | set(table.SORTS))
+        if sort:
+            table.set_sort(*sort)
+        if remembered_switch(saved.get("tree")) is not None:
+            table.set_tree(saved["tree"])
+        self._modes.update(remembered_modes(saved.get("modes"), MODES))
 
     def _await_first_data(self) -> None:
         if self.source.time_span is not None:
@@ -173,6 +210,8 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         if wanted != self._specs_for:
             self._specs_for = wanted
             self._specs = name_gpu_vendors(group(store.series(run), order="symon"), vendors)
+            if self.watched_pid is not None:
+                self._specs = process_charts_first(self._specs)
             self._spec_by_id = {spec.chart: spec for spec in self._specs}
         shown = filter_specs(self._specs, self.chart_filter)
         self.grid.set_charts([spec.chart for spec in shown])
@@ -186,15 +225,24 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         return tail_window(first, last, self._history)
 
     def _draw_charts(self) -> None:
-        x_range = self._x_range()
+        full = self._x_range()
         visible = self.grid.visible_charts()
+        windows = {chart_id: self.shown_range(chart_id, full) for chart_id, _ in visible}
+        since = min((window[0] for window in windows.values()), default=full[0])
         wanted = [key for chart_id, _ in visible for key in self._spec_by_id[chart_id].keys]
-        snapshots = self.source.store.snapshot(wanted, since=x_range[0], resolution=read_resolution(x_range, (widget.size.width for _, widget in visible)))
+        widths = [widget.size.width for _, widget in visible]
+        # A zoomed chart reads as finely as its narrower window asks.
+        steps = [read_resolution(window, widths) for window in {full, *windows.values()}]
+        resolution = None if None in steps else min(step for step in steps if step is not None)
+        snapshots = self.source.store.snapshot(wanted, since=since, resolution=resolution)
         with self.app.batch_update():
             for chart_id, widget in visible:
                 spec = self._spec_by_id[chart_id]
                 mode = self._modes.get(chart_id) or default_mode(spec)
-                widget.set_view(chart_view(spec, snapshots, x_range, mode))
+                self.show_view(widget, chart_id, chart_view(spec, snapshots, windows[chart_id], mode))
+
+    def redraw_looks(self) -> None:
+        self._draw_charts()
 
     def _draw_sidebar(self) -> None:
         extras = self.source.extras
@@ -305,6 +353,11 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         return self.grid
 
     # -- actions -------------------------------------------------------------
+    def action_settings(self) -> None:
+        from leet.ui.screens.settings import SettingsScreen
+
+        self.app.push_screen(SettingsScreen())
+
     def action_help(self) -> None:
         from leet.ui.screens.help import HelpScreen
 
@@ -364,11 +417,19 @@ class SymonScreen(PauseActions, GridActions, Screen[None]):
         """Sample more often (``step`` < 0) or less often, one step of ``INTERVALS``."""
         wanted = next_interval(self._interval, step)
         if wanted == self._interval:
-            self.notify(f"Sampling every {self._interval:g}s: the {'longest' if step > 0 else 'shortest'} step", timeout=2)
+            self._tell_interval(f"Sampling every {self._interval:g}s: the {'longest' if step > 0 else 'shortest'} step", timeout=2)
             return
         self._interval = self.source.set_interval(wanted)
         self._draw_bars()
-        self.notify(f"Sampling every {self._interval:g}s", timeout=1.5)
+        self._tell_interval(f"Sampling every {self._interval:g}s", timeout=1.5)
+
+    def _tell_interval(self, message: str, timeout: float) -> None:
+        """One toast for the interval: a new one takes the place of the last, so presses never stack them."""
+        shown = self.app._notifications
+        if self._interval_note is not None and self._interval_note in shown:
+            del shown[self._interval_note]
+        self._interval_note = Notification(message, "", "information", timeout, markup=False)
+        self.app.post_message(Notify(self._interval_note))
 
     def action_filter_charts(self) -> None:
         self.query_one(FilterBar).open("charts", "Chart filter (regex or text):", self.chart_filter)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,29 +14,36 @@ from leet.alerts.alert_tail import RunAlerts
 from leet.common.clock import clock_text
 from leet.common.matching import compile_filter
 from leet.common.text import clean
-from leet.common.ticks import step_range
+from leet.config.layout_state import remembered_grid, remembered_modes, remembered_switch
 from leet.discovery.probe import RunEntry
 from leet.model.keys import system_key
 from leet.model.node_filter import LabelFilter
 from leet.model.run import RunSnapshot, RunState
-from leet.model.store import SeriesKey
 from leet.runfile.reader import RunFileError
 from leet.sources.base import Snapshots, WorkspaceView
 from leet.sources.shared import open_run
 from leet.ui.app import leet_app
 from leet.ui.bindings import WORKSPACE_KEYS, footer_hints, screen_keys
+from leet.ui.layout_keeper import remembered_view
 from leet.ui.screens.alerts import AlertsScreen, announce
+from leet.ui.screens.chart_look import ChartLook
+from leet.ui.screens.compare import CompareScreen
 from leet.ui.screens.grid_actions import GridActions
 from leet.ui.screens.pause import PauseActions
 from leet.ui.screens.run import RunScreen
 from leet.ui.views.alerts import MARK_STYLES, WorkspaceSeen, rebaseline, unseen_marks, workspace_news
 from leet.ui.views.footer import status_line
-from leet.ui.views.run import STATE_STYLE, metric_specs, overlay_view
+from leet.ui.views.overlay import overlay_charts, overlay_range, overlay_view
+from leet.ui.views.run import STATE_STYLE
 from widgets.chartframe import MODES, fit_middle
 from widgets.filterbar import FilterBar
 from widgets.grid import ChartGrid
 from widgets.runlist import GroupHeader, ListRow, RunList, RunNote, RunRow, compact_labels
 from widgets.textline import TextLine
+
+if TYPE_CHECKING:
+    from leet.ui.screens.media import MediaPanel
+    from widgets.media import MediaPane
 
 HINTS = footer_hints(WORKSPACE_KEYS)
 GROUPINGS = ("flat", "group")
@@ -147,7 +154,7 @@ def list_note(grouping: str, job_type: str, pattern: str) -> str:
     return " · ".join(parts)
 
 
-class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
+class WorkspaceScreen(PauseActions, GridActions, ChartLook, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(WORKSPACE_KEYS)]
     AUTO_FOCUS = "RunList"
 
@@ -158,6 +165,7 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         self.labels = labels or LabelFilter()  # the node filter a run opens with (``--label``)
         self.filters = {"runs": "", "metrics": ""}
         self._modes: dict[str, str] = {}
+        self.init_looks()
         self._auto_selected = False
         self._titles: dict[str, str] = {}
         self.grouping = GROUPINGS[0]
@@ -165,6 +173,7 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         self._alerts_seen: WorkspaceSeen | None = None  # each run's state and alert count at the last look
         self._looked: dict[str, int] = {}  # each run's alert count when the person last selected or opened it
         self._viewing = ""  # the run open in a run view: that view tells its news
+        self._media: MediaPanel | None = None  # the selected runs' images side by side, mounted on the first 3
 
     def compose(self) -> ComposeResult:
         yield TextLine(id="header")
@@ -175,10 +184,27 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         yield TextLine(id="status")
 
     def on_mount(self) -> None:
+        self.restore_layout(remembered_view(self.app, self.LAYOUT_NAME))
         self.update_view()
 
     def on_screen_resume(self) -> None:
         self.update_view()
+
+    # -- the remembered layout (leet.ui.layout_keeper) -------------------------------
+    LAYOUT_NAME = "workspace"
+
+    def remembered_layout(self) -> dict:
+        return {"grid": [self.grid.rows, self.grid.cols], "runs": bool(self.query_one(RunList).display), "modes": dict(self._modes)}
+
+    def restore_layout(self, saved: dict) -> None:
+        """Take back what ``remembered_layout()`` gave, each value checked; one that is not valid is left at the start's."""
+        grid = remembered_grid(saved.get("grid"))
+        if grid:
+            self.grid.set_grid(*grid)
+        runs = remembered_switch(saved.get("runs"))
+        if runs is not None:
+            self.query_one(RunList).display = runs
+        self._modes.update(remembered_modes(saved.get("modes"), MODES))
 
     @property
     def grid(self) -> ChartGrid:
@@ -206,6 +232,13 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         with self.app.batch_update():
             self._draw_metrics(runs, snapshots)
             self._draw_bars(len(entries))
+            self._draw_media(entries)
+
+    def _draw_media(self, entries: list[RunEntry] | None = None) -> None:
+        if self._media is None or not self._media.shown:
+            return
+        files = {entry.key: entry.file for entry in (self.source.entries() if entries is None else entries)}
+        self._media.draw_side_by_side([(self._titles.get(key, key), files[key]) for key in self.source.selected() if key in files])
 
     # -- alerts ----------------------------------------------------------------------------
     def _run_alerts(self) -> Mapping[str, RunAlerts]:
@@ -248,21 +281,24 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         if runs is None or snapshots is None:
             runs = self._selected_runs()
             snapshots = [source.snapshot(console_lines=0) for _, _, source in runs]
-        keys: set[str] = set()
-        last_step = 0
-        for snapshot in snapshots:
-            keys.update(key for key, _ in snapshot.history_keys)  # a chart per metric, whichever writer logged it
-            last_step = max(last_step, snapshot.last_step or 0)
-        specs = {spec.chart: spec for spec in metric_specs(((key, None) for key in keys), self.filters["metrics"])}
-        self._specs = specs
+        last_step = max((snapshot.charted_last_step or 0 for snapshot in snapshots), default=0)
+        # Each run's define_metric decides a chart's axis; runs that disagree are drawn by step (views.overlay).
+        charts = {chart.metric: chart for chart in overlay_charts([(key, snapshot) for (key, _, _), snapshot in zip(runs, snapshots)], self.filters["metrics"])}
+        self._specs = charts
         grid = self.grid
-        grid.set_charts(list(specs))
+        grid.set_charts(list(charts))
         visible = grid.visible_charts()
-        wanted = [(key, chart_id) for chart_id, _ in visible for key, _, _ in runs]
-        data = self.source.store.snapshot([SeriesKey(key, chart_id, None) for key, chart_id in wanted])
+        store = self.source.store
+        data = store.snapshot([charts[chart_id].key_of(key) for chart_id, _ in visible for key, _, _ in runs])
+        names = [(key, title) for key, title, _ in runs]
         for chart_id, widget in visible:
-            mode = self._modes.get(chart_id, "line")
-            widget.set_view(overlay_view(chart_id, [(key, title) for key, title, _ in runs], data, step_range(0.0, float(last_step)), mode))
+            chart = charts[chart_id]
+            x_range = overlay_range(chart, [key for key, _ in names], float(last_step), store.time_span)
+            window = self.shown_range(chart_id, x_range)
+            self.show_view(widget, chart_id, overlay_view(chart, names, data, window, self._modes.get(chart_id, "line")))
+
+    def redraw_looks(self) -> None:
+        self._draw_metrics()
 
     def _draw_bars(self, total: int) -> None:
         selected = len(self.source.selected())
@@ -330,6 +366,11 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         return self.grid
 
     # -- actions -----------------------------------------------------------------------
+    def action_settings(self) -> None:
+        from leet.ui.screens.settings import SettingsScreen
+
+        self.app.push_screen(SettingsScreen())
+
     def action_help(self) -> None:
         from leet.ui.screens.help import HelpScreen
 
@@ -350,6 +391,37 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
         else:
             self.set_focus(self.query_one(RunList))
 
+    def action_toggle_media(self) -> None:
+        if self._media is None:
+            from leet.ui.screens.media import MediaPanel
+
+            self._media = MediaPanel(leet_app(self.app).config.images)
+        shown = self._media.toggle(self.query_one("#ws-body"), after=self.grid)
+        self.grid.display = not shown  # the images take the charts' place
+        if shown:
+            self._draw_media()  # the first frame with the pane has its tiles
+            self.call_after_refresh(self._focus_media)
+        elif self.focused is self._media.pane:
+            self.set_focus(self.query_one(RunList))
+
+    def _focus_media(self) -> None:
+        if self._media is not None and self._media.pane is not None:
+            self.set_focus(self._media.pane)
+
+    def on_media_pane_scrub(self, event: MediaPane.Scrub) -> None:
+        if self._media is not None:
+            self._media.scrub_to(event.move)
+            self._draw_media()
+
+    def on_media_pane_pick(self, event: MediaPane.Pick) -> None:
+        if self._media is not None:
+            self._media.pick(event.step)
+            self._draw_media()
+
+    def on_unmount(self) -> None:
+        if self._media is not None:
+            self._media.close()
+
     def action_toggle_runs(self) -> None:
         runs = self.query_one(RunList)
         runs.display = not runs.display
@@ -365,6 +437,20 @@ class WorkspaceScreen(PauseActions, GridActions, Screen[None]):
             return
         self.job_type = next_job_type(entries, self.job_type)
         self.update_view(force=True)
+
+    def action_compare(self) -> None:
+        """The selected runs and the one under the cursor side by side; the cursor's run is selected, so that it loads."""
+        readable = {entry.key for entry in self.source.entries() if not entry.error}
+        keys = [key for key in self.source.selected() if key in readable]
+        cursor = self.query_one(RunList).cursor_key
+        if cursor in readable and cursor not in keys:
+            keys.append(cursor)
+        if len(keys) < 2:
+            self.notify("Compare needs two runs: select runs with space, or put the cursor on another", timeout=3)
+            return
+        for key in keys:
+            self.source.select(key)
+        self.app.push_screen(CompareScreen(self.source, keys, self._titles))
 
     def action_cycle_mode(self) -> None:
         chart_id = self.grid.focused_chart_id()

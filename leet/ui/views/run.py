@@ -6,7 +6,7 @@ Pure functions, like ``views.py`` for the live monitor.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 from leet.common.clock import clock_text
 from leet.common.matching import compile_filter
@@ -15,13 +15,10 @@ from leet.common.units import format_value
 from leet.model.catalog import ChartSpec, MetricInfo
 from leet.model.keys import KeyLabel, axis_key, natural_key
 from leet.model.run import RunSnapshot, RunState
-from leet.model.store import SeriesData, SeriesKey
+from leet.model.store import SeriesKey
 from leet.model.values import collapse_media, describe_value, format_duration, media_noun, plain
 from leet.runfile.decode import flatten
 from leet.ui.views.alerts import alert_section
-from leet.ui.views.charts import whole_numbers
-from widgets.chartframe import ChartView
-from widgets.raster import SeriesView
 
 Line = tuple[str, str]
 
@@ -260,8 +257,11 @@ def header_parts(snapshot: RunSnapshot, width: int | None = None) -> tuple[list[
     opened = next((writer for writer in snapshot.writers if writer.opened and not writer.primary), None)
     if opened is not None:  # the writer the user named, beside the run's state
         left.append((f" · {clean(opened.label or 'this writer')} {writer_state(opened)}", STATE_STYLE[opened.state]))
-    # An opened secondary's history is charted on its own axis: the step is the one it reached, else the run's.
-    step = opened.last_step if opened is not None and opened.last_step is not None else snapshot.last_step
+    # An opened secondary's history is charted on its own axis: the step is the one it reached. One that logged
+    # none says so: the run's step beside its name would read as its own.
+    if opened is not None and opened.last_step is None:
+        left.append((" · no history", "muted"))
+    step = opened.last_step if opened is not None else snapshot.charted_last_step
     if step is not None:
         left.append((f" · step {step:,}", "value"))
     right: list[tuple[str, str]] = []
@@ -337,25 +337,3 @@ def time_range(first: float | None, last: float | None) -> tuple[float, float]:
     after = first + max(1.0, math.ulp(first))
     return (first, after) if math.isfinite(after) else (first - math.ulp(first), first)
 
-
-
-def overlay_view(
-    metric: str,
-    runs: Sequence[tuple[str, str]],
-    snapshots: Mapping[SeriesKey, SeriesData],
-    x_range: tuple[float, float],
-    mode: str = "line",
-) -> ChartView:
-    """One metric across several runs: a series per run (store key, display name), in selection order.
-
-    A run without this metric keeps its place (an empty series), so each run
-    has the same colour in every chart and in the runs list.
-    """
-    names: list[str] = []
-    data: list[SeriesView] = []
-    for key, name in runs:
-        found = snapshots.get(SeriesKey(key, metric, None))
-        names.append(name)
-        data.append(SeriesView(found.t, found.lo, found.hi, found.mean) if found is not None else SeriesView((), (), (), ()))
-    shown = tuple(data)
-    return ChartView(title=metric, series_names=tuple(names), data=shown, x_range=x_range, mode=mode, x_kind="step", integer=whole_numbers(shown))
