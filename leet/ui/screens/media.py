@@ -104,3 +104,4 @@ class MediaPanel:
         for log in self._logs.values():
             log.close()
         self._logs.clear()
+

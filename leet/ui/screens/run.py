@@ -29,6 +29,7 @@ from leet.ui.layout_keeper import remembered_view
 from leet.ui.screens.alerts import AlertsScreen, announce
 from leet.ui.screens.chart_look import ChartLook
 from leet.ui.screens.grid_actions import GridActions, next_mode
+from leet.ui.screens.media_host import MediaHost
 from leet.ui.screens.pause import PauseActions
 from leet.ui.views.alerts import RunSeen, alert_markers, run_news
 from leet.ui.views.charts import MODES, chart_view, default_mode, filter_specs
@@ -48,7 +49,6 @@ from widgets.textpane import TextPane
 
 if TYPE_CHECKING:
     from leet.ui.screens.media import MediaPanel
-    from widgets.media import MediaPane
 
 HINTS = footer_hints(RUN_KEYS, skip=("pick_labels",))
 SHARED_HINTS = footer_hints(RUN_KEYS)  # a shared run's nodes can be picked
@@ -73,7 +73,7 @@ def capped_notes(snapshot: RunSnapshot, names: tuple[str, ...]) -> list[str]:
     return notes
 
 
-class RunScreen(PauseActions, GridActions, ChartLook, Screen[None]):
+class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(RUN_KEYS)]
     AUTO_FOCUS = ""
 
@@ -93,7 +93,7 @@ class RunScreen(PauseActions, GridActions, ChartLook, Screen[None]):
         self._metric_specs_for: tuple | None = None
         self._snapshot: RunSnapshot | None = None
         self._alerts_seen: RunSeen | None = None  # what the last look saw: alerts and state (news is what differs)
-        self._media: MediaPanel | None = None  # mounted on the first 3
+        self.media_panel: MediaPanel | None = None  # mounted on the first 3
 
     def compose(self) -> ComposeResult:
         yield TextLine(id="header")
@@ -151,12 +151,12 @@ class RunScreen(PauseActions, GridActions, ChartLook, Screen[None]):
             self._draw_system()
             self._draw_text(snapshot)
             self._draw_bars(snapshot)
-            self._draw_media()
+            self.draw_media()
 
-    def _draw_media(self) -> None:
-        if self._media is not None and self._media.shown:
+    def draw_media(self) -> None:
+        if self.media_panel is not None and self.media_panel.shown:
             path = getattr(self.source, "path", None)
-            self._media.draw_run(Path(path) if path is not None else None)
+            self.media_panel.draw_run(Path(path) if path is not None else None)
 
     def _tell_news(self, snapshot: RunSnapshot) -> None:
         """Toast (and maybe ring for) alerts and a run ending since the last look; never while paused."""
@@ -353,34 +353,16 @@ class RunScreen(PauseActions, GridActions, ChartLook, Screen[None]):
             self.call_after_refresh(self.update_view, True)
 
     def action_toggle_media(self) -> None:
-        if self._media is None:
+        if self.media_panel is None:
             from leet.ui.screens.media import MediaPanel
 
-            self._media = MediaPanel(leet_app(self.app).config.images)
+            self.media_panel = MediaPanel(leet_app(self.app).config.images)
         center = self.query_one("#run-center")
-        if self._media.toggle(center, after=self._grid("metrics")):
-            self._draw_media()  # the first frame with the pane has its tiles
-            self.call_after_refresh(self._focus_media)
-        elif self._media.pane is not None and self._media.pane.has_focus:
+        if self.media_panel.toggle(center, after=self._grid("metrics")):
+            self.draw_media()  # the first frame with the pane has its tiles
+            self.call_after_refresh(self.focus_media)
+        elif self.media_panel.pane is not None and self.media_panel.pane.has_focus:
             self.set_focus(None)
-
-    def _focus_media(self) -> None:
-        if self._media is not None and self._media.pane is not None:
-            self.set_focus(self._media.pane)
-
-    def on_media_pane_scrub(self, event: MediaPane.Scrub) -> None:
-        if self._media is not None:
-            self._media.scrub_to(event.move)
-            self._draw_media()
-
-    def on_media_pane_pick(self, event: MediaPane.Pick) -> None:
-        if self._media is not None:
-            self._media.pick(event.step)
-            self._draw_media()
-
-    def on_unmount(self) -> None:
-        if self._media is not None:
-            self._media.close()
 
     def action_cycle_mode(self) -> None:
         grid = self._focused_grid()

@@ -29,6 +29,7 @@ from leet.ui.screens.alerts import AlertsScreen, announce
 from leet.ui.screens.chart_look import ChartLook
 from leet.ui.screens.compare import CompareScreen
 from leet.ui.screens.grid_actions import GridActions
+from leet.ui.screens.media_host import MediaHost
 from leet.ui.screens.pause import PauseActions
 from leet.ui.screens.run import RunScreen
 from leet.ui.views.alerts import MARK_STYLES, WorkspaceSeen, rebaseline, unseen_marks, workspace_news
@@ -43,7 +44,6 @@ from widgets.textline import TextLine
 
 if TYPE_CHECKING:
     from leet.ui.screens.media import MediaPanel
-    from widgets.media import MediaPane
 
 HINTS = footer_hints(WORKSPACE_KEYS)
 GROUPINGS = ("flat", "group")
@@ -154,7 +154,7 @@ def list_note(grouping: str, job_type: str, pattern: str) -> str:
     return " · ".join(parts)
 
 
-class WorkspaceScreen(PauseActions, GridActions, ChartLook, Screen[None]):
+class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(WORKSPACE_KEYS)]
     AUTO_FOCUS = "RunList"
 
@@ -173,7 +173,7 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, Screen[None]):
         self._alerts_seen: WorkspaceSeen | None = None  # each run's state and alert count at the last look
         self._looked: dict[str, int] = {}  # each run's alert count when the person last selected or opened it
         self._viewing = ""  # the run open in a run view: that view tells its news
-        self._media: MediaPanel | None = None  # the selected runs' images side by side, mounted on the first 3
+        self.media_panel: MediaPanel | None = None  # the selected runs' images side by side, mounted on the first 3
 
     def compose(self) -> ComposeResult:
         yield TextLine(id="header")
@@ -232,13 +232,13 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, Screen[None]):
         with self.app.batch_update():
             self._draw_metrics(runs, snapshots)
             self._draw_bars(len(entries))
-            self._draw_media(entries)
+            self.draw_media(entries)
 
-    def _draw_media(self, entries: list[RunEntry] | None = None) -> None:
-        if self._media is None or not self._media.shown:
+    def draw_media(self, entries: list[RunEntry] | None = None) -> None:
+        if self.media_panel is None or not self.media_panel.shown:
             return
         files = {entry.key: entry.file for entry in (self.source.entries() if entries is None else entries)}
-        self._media.draw_side_by_side([(self._titles.get(key, key), files[key]) for key in self.source.selected() if key in files])
+        self.media_panel.draw_side_by_side([(self._titles.get(key, key), files[key]) for key in self.source.selected() if key in files])
 
     # -- alerts ----------------------------------------------------------------------------
     def _run_alerts(self) -> Mapping[str, RunAlerts]:
@@ -392,35 +392,17 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, Screen[None]):
             self.set_focus(self.query_one(RunList))
 
     def action_toggle_media(self) -> None:
-        if self._media is None:
+        if self.media_panel is None:
             from leet.ui.screens.media import MediaPanel
 
-            self._media = MediaPanel(leet_app(self.app).config.images)
-        shown = self._media.toggle(self.query_one("#ws-body"), after=self.grid)
+            self.media_panel = MediaPanel(leet_app(self.app).config.images)
+        shown = self.media_panel.toggle(self.query_one("#ws-body"), after=self.grid)
         self.grid.display = not shown  # the images take the charts' place
         if shown:
-            self._draw_media()  # the first frame with the pane has its tiles
-            self.call_after_refresh(self._focus_media)
-        elif self.focused is self._media.pane:
+            self.draw_media()  # the first frame with the pane has its tiles
+            self.call_after_refresh(self.focus_media)
+        elif self.focused is self.media_panel.pane:
             self.set_focus(self.query_one(RunList))
-
-    def _focus_media(self) -> None:
-        if self._media is not None and self._media.pane is not None:
-            self.set_focus(self._media.pane)
-
-    def on_media_pane_scrub(self, event: MediaPane.Scrub) -> None:
-        if self._media is not None:
-            self._media.scrub_to(event.move)
-            self._draw_media()
-
-    def on_media_pane_pick(self, event: MediaPane.Pick) -> None:
-        if self._media is not None:
-            self._media.pick(event.step)
-            self._draw_media()
-
-    def on_unmount(self) -> None:
-        if self._media is not None:
-            self._media.close()
 
     def action_toggle_runs(self) -> None:
         runs = self.query_one(RunList)
