@@ -14,6 +14,8 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from loading import load as loaded
+
 from leet.alerts import alert_tail
 from leet.alerts import tail as tail_module
 from leet.alerts.detect import RunDetector
@@ -26,7 +28,6 @@ from leet.model.run import ALERTS_KEPT, RunModel, RunSnapshot, RunState
 from leet.model.store import Store
 from leet.runfile.decode import EventReader
 from leet.runfile.events import HistoryRow, RunAlert, RunExit, RunInfo, StatsRow
-from leet.sources.run import RunSource
 from leet.sources.shared import merge_alerts
 from leet.sources.workspace import WorkspaceSource
 from leet.ui.app import LeetApp
@@ -98,12 +99,6 @@ def append(file: Path, data: bytes) -> None:
     with open(file, "ab") as handle:
         handle.write(data)
 
-
-def loaded(path) -> RunSource:
-    source = RunSource(path, Store())
-    while not source.model.loaded:
-        source.step()
-    return source
 
 
 def toasts(app) -> list[tuple[str, str, str]]:

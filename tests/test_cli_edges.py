@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from pilot_waits import until
 from test_workspace import copy_run
 
 from leet.config import Config
@@ -213,13 +214,6 @@ def test_which_folders_wait_for_runs(tmp_path):
         resolve(tmp_path / "missing")
     assert not awaits_runs(Path("/dev/null"))
 
-
-async def until(pilot, condition, what: str, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still waiting for {what} after {timeout:.0f} s")
-        await pilot.pause(0.05)
 
 
 def rows(app, selector: str) -> list[str]:

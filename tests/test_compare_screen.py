@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from pilot_waits import until
 from textual.widgets import DataTable
 from wandb_runs import MadeRun, make_rows_run
 
@@ -43,13 +44,6 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Sweep:
         time.sleep(1.1)  # a start time each: the newest is listed first
     return Sweep(root, runs)
 
-
-async def until(pilot, condition, what: str, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still waiting for {what} after {timeout:.0f} s")
-        await pilot.pause(0.02)
 
 
 @asynccontextmanager

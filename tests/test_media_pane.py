@@ -9,17 +9,17 @@ import pty
 import shutil
 import subprocess
 import sys
-import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from loading import load as loaded
+from pilot_waits import until
 from textual.widget import Widget
 from wandb_runs import make_image_run
 
 from leet.config import Config
 from leet.model.store import Store
-from leet.sources.run import RunSource
 from leet.sources.workspace import WorkspaceSource
 from leet.ui.app import LeetApp
 from leet.ui.screens.run import RunScreen
@@ -31,12 +31,6 @@ SIZE = (150, 44)
 WAIT = 20.0
 REPO = Path(__file__).resolve().parent.parent
 
-
-def loaded(path) -> RunSource:
-    source = RunSource(path, Store())
-    while not source.model.loaded:
-        source.step()
-    return source
 
 
 @asynccontextmanager
@@ -181,12 +175,6 @@ def image_workspace(wandb_runs_root):
     make_image_run(root, steps=3, run_id="wsimagesb")
     return root / "wandb"
 
-
-async def until(pilot, condition, what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, f"still waiting for {what}"
-        await pilot.pause(0.02)
 
 
 async def test_3_in_the_workspace_shows_the_selected_runs_images_side_by_side(image_workspace):

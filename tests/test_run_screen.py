@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from contextlib import asynccontextmanager
 
+from loading import load as loaded
 from wandb_runs import BLOCK_SIZE
 
 from leet.config import Config
@@ -20,12 +21,6 @@ CONTROL = frozenset(chr(c) for c in (*range(0x00, 0x20), *range(0x7F, 0xA0)))
 
 SIZE = (160, 48)
 
-
-def loaded(path) -> RunSource:
-    source = RunSource(path, Store())
-    while not source.model.loaded:
-        source.step()
-    return source
 
 
 @asynccontextmanager

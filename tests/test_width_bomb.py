@@ -12,6 +12,7 @@ import random
 import pytest
 from framer import RunWriter
 from hostile import width_bomb
+from loading import load as loaded
 
 from leet.config import Config
 from leet.model.catalog import MAX_METRICS, KeyCap
@@ -29,12 +30,6 @@ WIDE = MAX_METRICS + 2_000
 def name(index: int) -> str:
     return f"k{index:07d}"
 
-
-def loaded(path) -> RunSource:
-    source = RunSource(path, Store())
-    while not source.model.loaded:
-        source.step()
-    return source
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,13 @@ again) is drawn after the first: at steps 30–59, not on top of 0–29.
 
 from __future__ import annotations
 
-import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from loading import settled
+from pilot_waits import until
 from wandb_runs import MadeRun, ResumedRun, make_resumed_steps_run, make_rows_run
 
 from leet.config import Config
@@ -67,13 +67,6 @@ def axes_folder(tmp_path_factory: pytest.TempPathFactory) -> AxesFolder:
 def resumed_steps(tmp_path_factory: pytest.TempPathFactory) -> ResumedRun:
     return make_resumed_steps_run(tmp_path_factory.mktemp("ws-resumed"))
 
-
-async def until(pilot, condition, what: str, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still waiting for {what} after {timeout:.0f} s")
-        await pilot.pause(0.02)
 
 
 @asynccontextmanager

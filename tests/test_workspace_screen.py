@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import time
 from contextlib import asynccontextmanager
 
 import pytest
+from pilot_waits import until
 from test_workspace import copy_run, session_workspace
 
 from leet.config import Config
@@ -48,13 +48,6 @@ async def running(workspace, size: tuple[int, int] = SIZE, *, root=None):
     finally:
         source.stop()
 
-
-async def until(pilot, condition, what: str, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still waiting for {what} after {timeout:.0f} s")
-        await pilot.pause(0.02)
 
 
 async def press(pilot, *keys: str) -> None:
