@@ -28,7 +28,7 @@ from hostile import CASES  # noqa: E402
 from symon import memory_mib, process_tree  # noqa: E402
 from terminal import Terminal  # noqa: E402
 
-ENV = {"LEET_CONFIG": "/nonexistent/config.toml", "TERM": "xterm-256color"}
+ENV = {"LEET_CONFIG": "", "TERM": "xterm-256color"}
 FIRST_FRAME = 15.0
 
 

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from symon import CLK_TCK, cpu_ticks, memory_mib, process_name, process_tree  # noqa: E402
 from terminal import Terminal, TmuxMissing, chart_panels, require_tmux  # noqa: E402
 
-ENV = {"LEET_CONFIG": "/nonexistent/config.toml", "TERM": "xterm-256color"}
+ENV = {"LEET_CONFIG": "", "TERM": "xterm-256color"}
 # Offline, wandb-core runs with --no-observability: no telemetry calls from a machine that may have no network.
 WANDB_ENV = {**ENV, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
 STARTUP_POLL = 0.01

@@ -51,7 +51,7 @@ from peers import FAKE_GPUS, PEER_ENV_VAR, Tool, peer_dirs  # noqa: E402
 from symon import cpu_ticks, memory_mib  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-ENV = {**os.environ, "LEET_CONFIG": "/nonexistent/config.toml"}
+ENV = {**os.environ, "LEET_CONFIG": ""}
 DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 # Runs a script with pytest hidden: the NVML stand-in imports it when it can, and it would count in RSS.
 WITHOUT_PYTEST = "import runpy, sys; sys.modules['pytest'] = None; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"

@@ -38,7 +38,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 FAKE_GPUS = HERE / "fake_gpus.py"
-ENV = {**os.environ, "LEET_CONFIG": "/nonexistent/config.toml"}
+ENV = {**os.environ, "LEET_CONFIG": ""}
 REQUEST = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 STARTUP_LIMIT = 60.0
 # Targets from the brief.

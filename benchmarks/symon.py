@@ -31,7 +31,7 @@ from peers import ALL_TOOLS, PEER_ENV_VAR, Tool, build_tools, leet_command  # no
 from terminal import Terminal, TmuxMissing, chart_panels, require_tmux  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-ENV = {"LEET_CONFIG": "/nonexistent/config.toml", "TERM": "xterm-256color"}
+ENV = {"LEET_CONFIG": "", "TERM": "xterm-256color"}
 POLL = 0.01
 STARTUP_LIMIT = 60.0
 

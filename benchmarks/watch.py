@@ -150,7 +150,7 @@ def main() -> int:
         state = work / "ledger.json"
         state.unlink(missing_ok=True)
         command = [sys.executable, "-m", "leet", "watch", str(folder), "--webhook", hook, "--rule", "loss > 100", "--state", str(state)]
-        env = {**os.environ, "LEET_CONFIG": "/nonexistent/leet-config.toml"}
+        env = {**os.environ, "LEET_CONFIG": ""}
         with open(work / "watch.out", "wb") as out:
             watch = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
             try:

@@ -119,7 +119,7 @@ def make_sources(root: Path, runs: int) -> list[Path]:
 def watcher(folder: Path, work: Path, url: str) -> subprocess.Popen:
     command = [sys.executable, "-m", "leet", "watch", str(folder), "--webhook", url, "--on", ON, "--json", "--state", str(work / "ledger.json")]
     out = (work / "out.jsonl").open("ab")
-    env = {**os.environ, "LEET_CONFIG": "/nonexistent/leet-config.toml"}
+    env = {**os.environ, "LEET_CONFIG": ""}
     return subprocess.Popen(command, stdout=out, stderr=(work / "err.txt").open("ab"), cwd=ROOT, env=env)
 
 

@@ -34,7 +34,7 @@ from test_openmetrics import DCGM_PAGE, DIRECT, FixtureServer, free_port, requir
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_GPUS = ROOT / "benchmarks" / "fake_gpus.py"
-NO_CONFIG = {"LEET_CONFIG": "/nonexistent/leet-config.toml"}  # no personal config
+NO_CONFIG = {"LEET_CONFIG": ""}  # no personal config
 STORAGE = "storage-1"  # node_exporter alone
 DGX = "dgx-7"  # DCGM-exporter alone: the fixture page's two H100s
 # node_exporter's collectors the cluster queries read; the others only cost a loaded machine time.

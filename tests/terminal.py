@@ -23,7 +23,7 @@ BRAILLE_DOTS = frozenset(chr(code) for code in range(0x2801, 0x2900))  # U+2800 
 SESSION = "main"
 # No user config, and a terminal that speaks colour and UTF-8 (leet draws ASCII in a C locale),
 # so every machine sees the same screen.
-LEET_ENV = {"LEET_CONFIG": "/nonexistent/config.toml", "TERM": "xterm-256color", "LC_ALL": "C.UTF-8"}
+LEET_ENV = {"LEET_CONFIG": "", "TERM": "xterm-256color", "LC_ALL": "C.UTF-8"}
 
 
 class TmuxMissing(RuntimeError):

@@ -52,7 +52,7 @@ class AmdBox:
         return {
             "PATH": f"{self.bin}{os.pathsep}/usr/bin:/bin",
             "LEET_SYS_ROOT": str(self.root),
-            "LEET_CONFIG": "/nonexistent/leet.toml",
+            "LEET_CONFIG": "",
             "FAKE_ROCM_SMI": str(behaviour),
         }
 
@@ -76,7 +76,7 @@ def amd_box(tmp_path) -> AmdBox:
 
 
 def leet(*args: str, env: dict[str, str] | None = None, timeout: float = QUICK) -> subprocess.CompletedProcess[str]:
-    environ = env or {"LEET_CONFIG": "/nonexistent/leet.toml", "PATH": "/usr/bin:/bin"}
+    environ = env or {"LEET_CONFIG": "", "PATH": "/usr/bin:/bin"}
     return subprocess.run(
         [sys.executable, "-m", "leet", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout, env=environ, cwd=ROOT
     )
@@ -336,7 +336,7 @@ def test_backends_and_help_import_no_textual(args):
         f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
         "print('TEXTUAL', 'textual' in sys.modules)\n"
     )
-    env = {"LEET_CONFIG": "/nonexistent/leet.toml", "PATH": "/usr/bin:/bin"}
+    env = {"LEET_CONFIG": "", "PATH": "/usr/bin:/bin"}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=QUICK, env=env, cwd=ROOT)
     assert "TEXTUAL False" in result.stdout, result.stderr
 

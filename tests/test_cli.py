@@ -12,7 +12,7 @@ from leet import __version__
 
 
 def run(*args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "leet", *args], capture_output=True, text=True, timeout=timeout, env={"LEET_CONFIG": "/nonexistent/leet.toml", "PATH": "/usr/bin:/bin"})
+    return subprocess.run([sys.executable, "-m", "leet", *args], capture_output=True, text=True, timeout=timeout, env={"LEET_CONFIG": "", "PATH": "/usr/bin:/bin"})
 
 
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["symon", "--help"]])
@@ -65,7 +65,7 @@ def test_once_stays_light_and_reports_a_missing_disk_path():
         "main(['symon', '--once', '--disk-path', '/', '--disk-path', '/no/such/place'])\n"
         "print('TEXTUAL', 'textual' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={"LEET_CONFIG": "/nonexistent/leet.toml", "PATH": "/usr/bin:/bin"})
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={"LEET_CONFIG": "", "PATH": "/usr/bin:/bin"})
     assert "TEXTUAL False" in result.stdout
     assert "! disk path /no/such/place does not exist" in result.stdout
     assert "disk./.usagePercent" in result.stdout

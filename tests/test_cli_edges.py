@@ -36,7 +36,7 @@ from widgets.runlist import RunList
 from widgets.textline import TextLine, cut_at_space, join_line
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {"LEET_CONFIG": "/nonexistent/leet.toml", "PATH": "/usr/bin:/bin"}
+ENV = {"LEET_CONFIG": "", "PATH": "/usr/bin:/bin"}
 NEVER_A_PID = 2**22 + 1  # above the largest pid_max Linux allows: no process ever had it
 WAIT = 20.0
 
@@ -82,8 +82,19 @@ def test_a_config_file_named_with_config_must_exist(tmp_path):
     result = leet("symon", "--once", "--config", str(missing))
     assert result.returncode == 2
     assert one_line(result) == f"leet: config file {missing} does not exist"
-    result = leet("symon", "--once", "--json")  # the default file (LEET_CONFIG here) may be missing
+    result = leet("symon", "--once", "--json")  # LEET_CONFIG set and empty: no config file at all
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("command", [("symon", "--once"), ("watch", "--once", ".")])
+def test_a_config_file_named_by_leet_config_must_exist_as_with_config(tmp_path, command):
+    missing = tmp_path / "nope.toml"
+    result = subprocess.run(
+        [sys.executable, "-m", "leet", *command], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        env={**ENV, "LEET_CONFIG": str(missing), "PYTHONPATH": str(ROOT)}, cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert one_line(result) in (f"leet: config file {missing} does not exist", f"leet watch: config file {missing} does not exist")
 
 
 @pytest.mark.parametrize("once", [True, False])

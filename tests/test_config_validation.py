@@ -45,7 +45,7 @@ def write(tmp_path: Path, text: str | bytes) -> Path:
 
 
 def leet(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environ = {"LEET_CONFIG": "/nonexistent/leet.toml", "PATH": "/usr/bin:/bin", **(env or {})}
+    environ = {"LEET_CONFIG": "", "PATH": "/usr/bin:/bin", **(env or {})}
     return subprocess.run([sys.executable, "-m", "leet", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=QUICK, env=environ, cwd=ROOT)
 
 

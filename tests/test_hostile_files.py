@@ -64,7 +64,7 @@ def folder(tmp_path):
 
 def leet(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     """``python -m leet ARGS`` with no stdin, as bytes: what would reach a terminal, unfiltered."""
-    environ = {"LEET_CONFIG": "/nonexistent/leet.toml", "PATH": "/usr/bin:/bin", **(env or {})}
+    environ = {"LEET_CONFIG": "", "PATH": "/usr/bin:/bin", **(env or {})}
     return subprocess.run([sys.executable, "-m", "leet", *args], capture_output=True, stdin=subprocess.DEVNULL, timeout=QUICK, env=environ, cwd=ROOT)
 
 

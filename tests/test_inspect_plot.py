@@ -199,7 +199,7 @@ def test_a_long_series_is_thinned_and_keeps_its_spike():
 
 
 def test_the_command_line_plots_a_run(basic_run):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LEET_CONFIG": "/nonexistent/leet.toml"}
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LEET_CONFIG": ""}
     result = subprocess.run(
         [sys.executable, "-m", "leet", "inspect", str(basic_run.run_dir), "--plot", "loss"],
         check=False,

@@ -23,7 +23,7 @@ def sources_loaded(code: str) -> list[str]:
         capture_output=True,
         text=True,
         timeout=60,
-        env={"LEET_CONFIG": "/nonexistent/leet.toml", "PATH": "/usr/bin:/bin"},
+        env={"LEET_CONFIG": "", "PATH": "/usr/bin:/bin"},
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.splitlines()[-1])

@@ -42,7 +42,7 @@ from leet.export.names import series
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_GPUS = ROOT / "benchmarks" / "fake_gpus.py"
 OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
-ENV = {**os.environ, "LEET_CONFIG": "/nonexistent/leet-config.toml", "PYTHONUNBUFFERED": "1"}
+ENV = {**os.environ, "LEET_CONFIG": "", "PYTHONUNBUFFERED": "1"}
 
 
 def fake_sample(gpus: int = 2) -> Sample:

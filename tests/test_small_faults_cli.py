@@ -10,7 +10,7 @@ import pytest
 
 from leet.runfile.locate import RunNotFound, find_run_file
 
-ENV = {"LEET_CONFIG": "/nonexistent/leet.toml", "PATH": "/usr/bin:/bin"}
+ENV = {"LEET_CONFIG": "", "PATH": "/usr/bin:/bin"}
 
 
 def test_a_run_url_is_answered_with_where_local_run_files_are():

@@ -26,7 +26,7 @@ from wandb_runs import BLOCK_SIZE
 from leet.alerts.ledger import Ledger
 
 ROOT = Path(__file__).resolve().parent.parent
-NO_CONFIG = {"LEET_CONFIG": "/nonexistent/leet-config.toml"}
+NO_CONFIG = {"LEET_CONFIG": ""}
 RECORDER = "import sys, pathlib; pathlib.Path(sys.argv[1]).open('a').write(sys.stdin.read().strip() + '\\n')"
 
 

@@ -349,7 +349,7 @@ def opened(monkeypatch):
         shown.append((app.source, app._make_screen()))
 
     monkeypatch.setattr(LeetApp, "run", run)
-    monkeypatch.setenv("LEET_CONFIG", "/nonexistent/leet.toml")
+    monkeypatch.setenv("LEET_CONFIG", "")
     return shown
 
 

@@ -45,10 +45,13 @@ def default_path() -> Path:
     return user_config_path("leet") / "config.toml"
 
 
-def config_path(environ: Mapping[str, str] | None = None) -> Path:
+def config_path(environ: Mapping[str, str] | None = None) -> Path | None:
+    """``$LEET_CONFIG``, else the user config dir's file; None when ``LEET_CONFIG`` is set and empty: no config file at all."""
     environ = os.environ if environ is None else environ
     explicit = environ.get("LEET_CONFIG")
-    return Path(explicit).expanduser() if explicit else default_path()
+    if explicit is None:
+        return default_path()
+    return Path(explicit).expanduser() if explicit else None
 
 
 def config_text(path: Path, must_exist: bool) -> str | None:

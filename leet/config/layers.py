@@ -28,19 +28,22 @@ def load(
     """The effective configuration; ``overrides`` are command-line values (None = not given).
 
     ``must_exist``: ``path`` was named (``--config``), so a missing file is an error, not the defaults.
+    A path named by ``LEET_CONFIG`` must exist too; ``LEET_CONFIG`` set and empty means no file.
     """
     environ = os.environ if environ is None else environ
-    path = path or config_path(environ)
-    text = config_text(path, must_exist)
-    data = dict(parse_toml(text, path)) if text is not None else {}
+    if path is None:
+        path = config_path(environ)
+        must_exist = must_exist or bool(environ.get("LEET_CONFIG"))
+    text = config_text(path, must_exist) if path is not None else None
+    data = dict(parse_toml(text, path)) if text is not None and path is not None else {}
     alerts = data.pop("alerts", None)
     config = applied(Config(), data, f"config file {path}")
-    if alerts is not None:
+    if alerts is not None and path is not None:
         config = replace(config, alerts=_alert_settings(alerts, path, text or ""))
     origins = dict.fromkeys(_setting_names(data), "file")
     if alerts is not None:
         origins["alerts"] = "file"
-    config = replace(config, source=str(path))
+    config = replace(config, source=str(path) if path is not None else "no config file (LEET_CONFIG is empty)")
     config = _from_environ(config, environ, origins)
     for name, value in (overrides or {}).items():
         if value is None:
