@@ -98,8 +98,7 @@ def test_a_hostile_ledger_is_set_aside_and_named(tmp_path, kind):
     ledger = tmp_path / "ledger.json"
     hostile_ledger(kind, ledger)
     (tmp_path / "runs").mkdir()
-    config = tmp_path / "none.toml"
-    code, err, rss = run_leet(["watch", "--once", "--state", str(ledger), str(tmp_path / "runs")], tmp_path, LEET_CONFIG=str(config))
+    code, err, rss = run_leet(["watch", "--once", "--state", str(ledger), str(tmp_path / "runs")], tmp_path, LEET_CONFIG="")
     assert code == 0, err
     assert "Traceback" not in err
     lines = [line for line in err.splitlines() if str(ledger) in line]
