@@ -9,6 +9,7 @@ import pty
 import shutil
 import subprocess
 import sys
+import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -43,9 +44,17 @@ async def running(run_dir, size=SIZE):
 
 
 async def press(pilot, *keys: str) -> None:
+    """Each key, then the pane's reads (on its own thread) done and drawn."""
     for key in keys:
         await pilot.press(key)
-        await pilot.pause()
+        await settled(pilot)
+
+
+async def settled(pilot) -> None:
+    panel = getattr(pilot.app.screen, "media_panel", None)
+    if panel is not None:
+        await until(pilot, lambda: not panel.busy, "the media pane's reads")
+    await pilot.pause()
 
 
 def pane(app) -> MediaPane:
@@ -273,3 +282,28 @@ def test_the_images_flag_takes_only_its_modes(image_run):
         [sys.executable, "-m", "leet", str(image_run.run_dir), "--images", "png"], capture_output=True, text=True, cwd=REPO, timeout=60,
     )
     assert process.returncode == 2 and "--images: invalid choice: 'png'" in process.stderr
+
+
+async def test_the_run_file_and_its_tables_are_read_off_the_screens_thread(image_run, monkeypatch):
+    from leet.sources import media
+
+    readers: set[str] = set()
+    original_refresh = media.MediaLog.refresh
+
+    def recorded_refresh(self, *args, **kwargs):
+        readers.add(threading.current_thread().name)
+        return original_refresh(self, *args, **kwargs)
+
+    monkeypatch.setattr(media.MediaLog, "refresh", recorded_refresh)
+    original_table = media.read_table
+
+    def recorded_table(*args, **kwargs):
+        readers.add(threading.current_thread().name)
+        return original_table(*args, **kwargs)
+
+    monkeypatch.setattr("leet.ui.screens.media.read_table", recorded_table)
+    async with running(image_run.run_dir) as (app, pilot):
+        await press(pilot, "3", "down")  # preds: a table
+        assert pane(app).model.columns == ("id", "guess")
+        assert readers and all(name.startswith("leet-media") for name in readers), readers
+        assert threading.current_thread().name not in readers

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pilot_waits import until
+
 from leet.testing.demo import make_run_demo
 
 LARGE = (160, 48)
@@ -21,4 +23,12 @@ def test_media_pane_with_an_image_list_at_its_newest_step(snap_compare, image_ru
     demo = make_run_demo()
     demo.source.path = image_run.wandb_path  # the media of a real run, under the demo's charts
     demo.app.config = replace(demo.app.config, images="blocks")
-    assert snap_compare(demo.app, terminal_size=LARGE, press=("1", "3"))
+    assert snap_compare(demo.app, terminal_size=LARGE, run_before=open_media)
+
+
+async def open_media(pilot) -> None:
+    """``1`` ``3``, then the pane's reads (on its own thread) done and drawn."""
+    await pilot.press("1", "3")
+    panel = pilot.app.screen.media_panel
+    await until(pilot, lambda: not panel.busy, "the media pane's reads")
+    await pilot.pause()

@@ -197,6 +197,9 @@ class MediaPane(Vertical, can_focus=True):
             super().__init__()
             self.step = step
 
+    class Read(Message):
+        """More of a run's media, or a table, was read off the screen's thread: draw again."""
+
     def __init__(self, mode: str = "blocks", *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.mode = mode

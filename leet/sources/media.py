@@ -2,7 +2,9 @@
 
 Nothing is read until the pane opens; then each ``refresh`` reads on from
 where the last stopped, a bounded number of records at a time, so a long run
-fills the index over a few redraws and a growing one keeps it current.
+fills the index over a few calls and a growing one keeps it current. The
+media panel calls ``refresh`` and ``read_table`` on a worker thread of its
+own; the screen reads the index under ``lock``.
 Image files are not read here: only the tiles on screen open theirs.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,9 +33,11 @@ class MediaLog:
         self.run_file = Path(run_file)
         self.run_dir = self.run_file.parent
         self.index = MediaIndex()
+        self.lock = threading.Lock()  # the index and the fields below: written by the reading thread, read by the screen
         self.error = ""
         self._rows: MediaRows | None = None
         self.loaded = False
+        self.rows_read = 0
 
     def refresh(self, max_records: int = RECORDS_PER_REFRESH) -> bool:
         """Read on; True when the index gained anything."""
@@ -41,13 +46,24 @@ class MediaLog:
                 self._rows = MediaRows(self.run_file)
             rows = self._rows.read(max_records)
         except (RunFileError, OSError) as error:
-            self.error = str(error)
+            self.failed(str(error))
             return False
-        self.error = ""
-        self.loaded = self._rows.at_eof
-        for step, media in rows:
-            self.index.add_row(step, media)
+        with self.lock:
+            self.error = ""
+            self.loaded = self._rows.at_eof
+            self.rows_read += len(rows)
+            for step, media in rows:
+                self.index.add_row(step, media)
         return bool(rows)
+
+    def progress(self) -> tuple[str, bool, int]:
+        """What a redraw would show differently when it changes: the error, whether all is read, the rows read."""
+        with self.lock:
+            return self.error, self.loaded, self.rows_read
+
+    def failed(self, why: str) -> None:
+        with self.lock:
+            self.error = why
 
     def path(self, logged: str) -> Path:
         """A logged file's path inside the run (``MediaPathError`` when it leads out)."""

@@ -37,6 +37,10 @@ class MediaHost:
             self.media_panel.pick(event.step)
             self.draw_media()
 
+    def on_media_pane_read(self, _event: MediaPane.Read) -> None:
+        if self.media_panel is not None and self.media_panel.shown and not getattr(self, "paused", False):
+            self.draw_media()
+
     def on_unmount(self) -> None:
         if self.media_panel is not None:
             self.media_panel.close()
