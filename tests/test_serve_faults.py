@@ -363,3 +363,27 @@ def test_past_the_cap_a_slow_tls_handshake_holds_no_thread_and_delays_no_other_r
         assert threading.active_count() <= baseline + 1, "one thread answers every TLS connection past the cap"
         # Their handshake's short deadline, far within the request's: each is dropped, none holds anything.
         wait_until(lambda: all(closed_by_server(client) for client in stalled), "every stalled handshake past the cap closed")
+
+
+def test_past_the_cap_a_tls_refusal_thread_that_fails_says_so_and_the_next_is_answered(certificate, monkeypatch, capsys):
+    from leet.export import tls_refusals
+
+    failures = iter([RuntimeError("planted")])
+
+    def take_new_once_failing(self, selector, live):
+        for failure in failures:
+            raise failure
+        return original(self, selector, live)
+
+    original = tls_refusals.TlsRefusals._take_new
+    monkeypatch.setattr(tls_refusals.TlsRefusals, "_take_new", take_new_once_failing)
+    with serving(max_connections=2, slow_at_cap=10 * PATIENCE, ssl_context=tls_context(*map(str, certificate))) as server, ExitStack() as stack:
+        for _ in range(2):
+            stack.enter_context(socket.create_connection(server.server_address[:2], timeout=PATIENCE))
+        wait_until(lambda: server.counters.open == 2, "2 connections open")
+        lost = stack.enter_context(socket.create_connection(server.server_address[:2], timeout=PATIENCE))
+        wait_until(lambda: "planted" in capsys.readouterr().err, "the failure said on stderr")
+        extra = stack.enter_context(tls_client(server, certificate[0]))
+        extra.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert read_all(extra).startswith(b"HTTP/1.0 503 ")
+        lost.close()

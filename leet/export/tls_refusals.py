@@ -17,6 +17,7 @@ import collections
 import selectors
 import socket
 import ssl
+import sys
 import threading
 import time
 
@@ -83,7 +84,7 @@ class TlsRefusals:
                 sock.close()
                 return
             self._inbox.append(sock)
-            if self._thread is None:
+            if self._thread is None or not self._thread.is_alive():  # first use, or after a failure it said
                 self._thread = threading.Thread(target=self._run, name="leet-busy", daemon=True)
                 self._thread.start()
         self._wake()
@@ -123,6 +124,8 @@ class TlsRefusals:
                             self._drain_wake()
                         else:
                             self._advance(selector, live, key.fileobj)  # type: ignore[arg-type]
+            except Exception as error:  # noqa: BLE001 - said, and the next refusal starts a new thread
+                sys.stderr.write(f"leet serve: answering connections past the cap failed ({type(error).__name__}: {error}); starting again\n")
             finally:
                 for sock in list(live):
                     self._end(selector, live, sock)
