@@ -7,6 +7,8 @@ import os
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from pilot_waits import until
+
 from leet.config import Config, load
 from leet.config.layout_state import FILE_NAME, LayoutFile, state_dir
 from leet.config.remembered import remembered
@@ -239,3 +241,23 @@ async def test_a_run_view_closed_at_once_is_still_remembered(tmp_path_factory):
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, RunScreen) and app.screen.query_one("#console").display is True
+
+
+async def test_the_layout_file_is_written_off_the_screens_thread(monkeypatch):
+    import threading
+
+    from leet.config import layout_state
+
+    writers: list[str] = []
+    original = layout_state.write_atomically
+
+    def recorded(path, text):
+        writers.append(threading.current_thread().name)
+        original(path, text)
+
+    monkeypatch.setattr(layout_state, "write_atomically", recorded)
+    async with symon() as (app, pilot):
+        await pilot.press("c")
+        await until(pilot, lambda: bool(writers), "the save a second after the key")
+        assert writers == ["leet-layout_0"], writers
+    assert json.loads((_state() / FILE_NAME).read_text())["views"]["symon"]["grid"]

@@ -163,14 +163,23 @@ class LayoutFile:
 
     def save(self) -> str:
         """Write ``layout`` if it changed since it was read or last written; a message the first time a write fails, else ""."""
+        text, message = self.changed_text()
+        return self.write(text) if text is not None else message
+
+    def changed_text(self) -> tuple[str | None, str]:
+        """``layout`` as the file would hold it, or None when that is what it holds (or writing has failed); a message once."""
         if self.broken:
-            return ""
+            return None, ""
         try:
             text = self.layout.as_json()
         except (TypeError, ValueError) as error:  # a screen put a value JSON cannot hold
             self.broken = True
-            return f"layout not remembered: {error}"
-        if text == self._written:
+            return None, f"layout not remembered: {error}"
+        return (None, "") if text == self._written else (text, "")
+
+    def write(self, text: str) -> str:
+        """``text`` written as the file (on any thread: it touches only the file and what was written); a message the first time a write fails."""
+        if self.broken:
             return ""
         try:
             write_atomically(self.path, text)

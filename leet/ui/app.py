@@ -183,7 +183,7 @@ class LeetApp(App[None]):
 
     def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
         if self.layout_keeper is not None and self.is_running:
-            self.layout_keeper.save()
+            self.layout_keeper.save_at_exit()
         super().exit(result, return_code, message)
 
     def on_unmount(self) -> None:

@@ -5,15 +5,19 @@ A screen that remembers its layout has ``LAYOUT_NAME`` (its view: "symon",
 it would need to look the same again; a feature adds its own keys there) and
 ``restore_layout(saved)`` (the same dict as remembered, every value checked
 before use). A key or a click may change a layout, so each one asks for a
-save a second later (``SAVE_DELAY``): at most one write a second, and one
-more as the app exits. The theme is remembered when it changes.
+save a second later (``SAVE_DELAY``): at most one write a second, made on a
+thread of the keeper's own (a home folder on a network disk can take long to
+write), and one more as the app exits, waited for. The theme is remembered
+when it changes.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from textual.app import App
+from textual.notifications import Notification, Notify
 from textual.timer import Timer
 
 from leet.config.layout_state import Layout
@@ -43,6 +47,8 @@ class LayoutKeeper:
         self._origin_of = origin_of  # where each setting came from at the start
         self._pending: Timer | None = None
         self._theme: str | None = None
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="leet-layout")  # one at a time, in order
+        self._exited = False
 
     @property
     def layout(self) -> Layout:
@@ -75,14 +81,30 @@ class LayoutKeeper:
             self._pending = self.app.set_timer(SAVE_DELAY, self.save)
 
     def save(self) -> None:
-        """Write what every screen in the stack shows now, if it changed."""
+        """Write what every screen in the stack shows now, if it changed, on the keeper's thread."""
         if self._pending is not None:
             self._pending.stop()
             self._pending = None
         self._collect()
-        message = self.remembering.file.save()
-        if message:
-            self.app.notify(message, severity="warning", timeout=8, markup=False)
+        text, message = self.remembering.file.changed_text()
+        self._tell(message)
+        if text is not None and self._exited:
+            self._tell(self.remembering.file.write(text))
+        elif text is not None:
+            self._writer.submit(self._write, text)
+
+    def save_at_exit(self) -> None:
+        """``save``, waited for: the last write lands before the process ends."""
+        self.save()
+        self._exited = True
+        self._writer.shutdown(wait=True)
+
+    def _write(self, text: str) -> None:
+        self._tell(self.remembering.file.write(text))
+
+    def _tell(self, message: str) -> None:
+        if message:  # posted, not called: safe from the writer's thread, and never waits for the screen's
+            self.app.post_message(Notify(Notification(message, "", "warning", 8, markup=False)))
 
     def change_setting(self, name: str, value: Any = None, *, forget: bool = False) -> Config:
         """Remember ``value`` for setting ``name`` (checked already), or with ``forget`` the value below; the settings now.
