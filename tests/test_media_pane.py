@@ -26,6 +26,7 @@ from leet.ui.app import LeetApp
 from leet.ui.screens.run import RunScreen
 from leet.ui.screens.workspace import WorkspaceScreen
 from widgets.graphics import choose
+from widgets.image_cache import ImageCache
 from widgets.media import MediaPane, Tile
 
 SIZE = (150, 44)
@@ -302,8 +303,19 @@ async def test_the_run_file_and_its_tables_are_read_off_the_screens_thread(image
         return original_table(*args, **kwargs)
 
     monkeypatch.setattr("leet.ui.screens.media.read_table", recorded_table)
+    decoders: set[str] = set()
+    original_load = ImageCache._load
+
+    def recorded_load(self, *args, **kwargs):
+        decoders.add(threading.current_thread().name)
+        return original_load(self, *args, **kwargs)
+
+    monkeypatch.setattr(ImageCache, "_load", recorded_load)
     async with running(image_run.run_dir) as (app, pilot):
-        await press(pilot, "3", "down")  # preds: a table
+        await press(pilot, "3")  # batch: three images
+        assert [str(tile.caption.render()) for tile in app.screen.query(Tile)] == ["digit 0", "digit 1", "digit 2"]
+        await press(pilot, "down")  # preds: a table
         assert pane(app).model.columns == ("id", "guess")
         assert readers and all(name.startswith("leet-media") for name in readers), readers
+        assert decoders and threading.current_thread().name not in decoders, decoders
         assert threading.current_thread().name not in readers

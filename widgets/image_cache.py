@@ -9,6 +9,7 @@ Pillow is imported on the first image, never before.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any, BinaryIO, Callable
 
@@ -21,6 +22,8 @@ class ImageCache:
 
     A tile drawn again smaller (a relayout, a narrower pane) takes the image
     already held; only a larger box than the one it was read for reads it again.
+    Tiles read on threads of their own: ``held`` is what the screen may take
+    without reading, ``get`` reads (off the screen's thread).
     """
 
     def __init__(self, max_bytes: int = CACHE_BYTES, max_pixels: int = MAX_PIXELS) -> None:
@@ -29,27 +32,38 @@ class ImageCache:
         self._entries: OrderedDict[str, tuple[Any, tuple[int, int]]] = OrderedDict()  # name → (image or why, its full size)
         self.held_bytes = 0
         self.loads = 0  # images read from disk, for tests and the benchmark
+        self._lock = threading.Lock()  # the entries and the figures; reading and decoding happen outside it
+
+    def held(self, name: str, box: tuple[int, int]) -> Any:
+        """The image (or why not) already held for ``name`` at ``box``, without reading; None when it must be read."""
+        box = (max(1, box[0]), max(1, box[1]))
+        with self._lock:
+            held = self._entries.get(name)
+            if held is not None and _big_enough(*held, box):
+                self._entries.move_to_end(name)
+                return held[0]
+        return None
 
     def get(self, name: str, opener: Callable[[], BinaryIO], box: tuple[int, int]) -> Any:
         """The image at ``name`` fitted into ``box`` pixels (a PIL image), or a ``str``: why not.
 
         ``opener`` opens the file (it is called only when the image is not held).
         """
-        box = (max(1, box[0]), max(1, box[1]))
-        held = self._entries.get(name)
-        if held is not None and _big_enough(*held, box):
-            self._entries.move_to_end(name)
-            return held[0]
-        if held is not None:
-            self._drop(name)
-        entry = self._load(opener, box)
-        self._keep(name, entry)
+        found = self.held(name, box)
+        if found is not None:
+            return found
+        entry = self._load(opener, (max(1, box[0]), max(1, box[1])))
+        with self._lock:
+            if name in self._entries:
+                self._drop(name)
+            self._keep(name, entry)
         return entry[0]
 
     def _load(self, opener: Callable[[], BinaryIO], box: tuple[int, int]) -> tuple[Any, tuple[int, int]]:
         from PIL import Image, UnidentifiedImageError
 
-        self.loads += 1
+        with self._lock:
+            self.loads += 1
         try:
             with opener() as handle:
                 image = Image.open(handle)

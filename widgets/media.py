@@ -4,13 +4,15 @@ The pane draws a ``MediaModel`` its screen builds and answers its own keys
 while focused (left/right/home/end scrub the logged steps, up/down choose
 the media key, page up/down scroll a table) by posting ``Scrub`` and
 ``Pick``. A tile reads its image only when it is drawn, at the size it
-draws it, through the pane's ``ImageCache``.
+draws it, through the pane's ``ImageCache``, on a thread worker: the screen
+draws ``reading …`` until the picture is there, and never waits for a file.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, BinaryIO, Callable
 
 from rich.console import RenderableType
@@ -21,6 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
+from textual.worker import Worker, WorkerState
 
 from leet.common.text import clean
 from widgets.chartframe import Row
@@ -67,15 +70,19 @@ class TileImage(Widget):
         self.mode = mode
         self.tile: TileModel | None = None
         self._graphics: Any = None
+        self._reading: tuple[str, tuple[int, int]] | None = None  # the file and box a worker reads now
+        self.drawn = True  # False from a new tile until its picture, or why not, is drawn
 
     def show(self, tile: TileModel) -> None:
         if tile != self.tile:
             self.tile = tile
+            self.drawn = False
             if self.mode in ("sixel", "kitty"):
                 self.call_after_refresh(self._place_graphics)
             self.refresh()
 
     def picture(self) -> Any:
+        """The picture for the tile at this size, a ``str`` why not, or None while a worker reads it."""
         tile = self.tile
         if tile is None or tile.error or tile.opener is None:
             return tile.error if tile is not None else ""
@@ -87,7 +94,20 @@ class TileImage(Widget):
             box = (width * cell_width, height * cell_height)
         else:
             box = (width, 2 * height)
-        return self.cache.get(tile.name, tile.opener, box)
+        held = self.cache.held(tile.name, box)
+        if held is None and self._reading != (tile.name, box):
+            self._reading = (tile.name, box)
+            self.run_worker(partial(self.cache.get, tile.name, tile.opener, box), thread=True, group="image", exclusive=True)
+        return held
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            self._reading = None
+            if event.state is WorkerState.ERROR and self.tile is not None:  # the cache turns every reading error into a why
+                self.tile = TileModel(self.tile.caption, self.tile.name, error=f"{type(event.worker.error).__name__}: {event.worker.error}")
+            if self.mode in ("sixel", "kitty"):
+                self._place_graphics()
+            self.refresh()
 
     def why(self, reason: str) -> str:
         """A reason the image is not drawn, with the file's name when the reading failed."""
@@ -100,14 +120,21 @@ class TileImage(Widget):
         if self.mode in ("sixel", "kitty") and self._graphics is not None:
             return ""
         if self.mode == "off" and self.tile is not None and not self.tile.error:
+            self.drawn = True
             return Text("not drawn: images are off", no_wrap=True, overflow="ellipsis")
         picture = self.picture()
+        if picture is None:
+            return Text("reading …", no_wrap=True, overflow="ellipsis")
+        self.drawn = True
         if isinstance(picture, str):
             return Text(clean(self.why(picture)), no_wrap=True, overflow="ellipsis")
         return HalfBlocks(picture, self.size.width, self.size.height)
 
     def _place_graphics(self) -> None:
         picture = self.picture()
+        if picture is None:
+            return  # placed when its worker is done
+        self.drawn = True
         if isinstance(picture, str):
             if self._graphics is not None:
                 self._graphics.remove()
@@ -297,6 +324,11 @@ class MediaPane(Vertical, can_focus=True):
         table.clear(columns=True)
         table.add_columns(*(clean(column) for column in self.model.columns))
         table.add_rows([tuple(clean(cell) for cell in row) for row in self.model.rows])
+
+    @property
+    def drawing(self) -> bool:
+        """Whether a tile has yet to draw its picture (or why not): its image is still being read."""
+        return self.display and self.model.kind == "images" and any(not tile.drawn for tile in self.query(TileImage))
 
     def on_resize(self) -> None:
         if self.model.kind == "images":

@@ -41,7 +41,9 @@ class MediaPanel:
 
     @property
     def busy(self) -> bool:
-        """Whether a run file or a table is being read for the pane."""
+        """Whether a run file, a table or a shown tile's image is being read for the pane."""
+        if self.pane is not None and self.pane.drawing:
+            return True
         return any(not read.done() for read in self._reading.values()) or any(
             isinstance(table, Future) and not table.done() for table in self._tables.values()
         )
