@@ -91,9 +91,10 @@ class Prometheus:
         self._stack.close()
 
 
-@pytest.fixture
-def dead_from_the_start(tmp_path: Path) -> Iterator[Prometheus]:
-    made = Prometheus(tmp_path).start(with_dead=True)
+@pytest.fixture(scope="module")
+def dead_from_the_start(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
+    """One Prometheus for the module: the tests only read what it scraped."""
+    made = Prometheus(tmp_path_factory.mktemp("dead-job")).start(with_dead=True)
     try:
         made.wait_for_query('count_over_time(up{job="gpu"}[1m]) >= 2 and up{job="gpu"} == 0', "the dead target scraped twice")
         yield made

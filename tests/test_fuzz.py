@@ -4,7 +4,7 @@ Each seed mutates one SDK file (its framing, its payloads under valid
 checksums, or its values under valid checksums) and then: the run is loaded,
 every view the run screen builds is built, ``leet inspect`` prints it as
 text, JSON and a summary, and a live read at random moments must find the
-records a re-read finds. ``LEET_FUZZ_SECONDS`` sets the time (default 30);
+records a re-read finds. ``LEET_FUZZ_SECONDS`` sets the time (default 15);
 a failure names its seed, and leaves the file in the test's directory.
 """
 
@@ -29,7 +29,7 @@ from leet.ui.views.charts import chart_view, modes_for
 from leet.ui.views.run import console_lines, header_parts, metric_specs, no_charts_text, overview_lines, time_range
 from widgets.chartframe import compose_rows
 
-BUDGET = float(os.environ.get("LEET_FUZZ_SECONDS", "30"))
+BUDGET = float(os.environ.get("LEET_FUZZ_SECONDS", "15"))
 WATCHDOG = 120.0  # seconds one case may take before the run is stopped with every thread's stack
 
 
