@@ -30,10 +30,12 @@ import glob
 import os
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from collectors.base import Collector, Probe
+from collectors.energy import DeviceEnergy
 from collectors.procfs import read_bytes, read_text, under_root
+from collectors.rapl import RaplReader
 
 # Seconds after probe() during which this process's own CPU time is taken
 # out of the figures: leet's imports, its first frames and first sweeps.
@@ -173,7 +175,7 @@ def mean_celsius(files: list[str]) -> float | None:
 
 
 class CpuCollector(Collector):
-    """``cpu.{i}.cpu_percent`` for each logical core, and ``cpu.avg_temp``.
+    """``cpu.{i}.cpu_percent`` for each logical core, and ``cpu.avg_temp``; the packages' energy as the extra ``energy.rapl``.
 
     Sensors are found once in ``probe`` (the costly directory scan);
     afterwards each sample reads only their few small files.
@@ -189,6 +191,8 @@ class CpuCollector(Collector):
         self._sensor_files: list[str] = []
         self._own: OwnTicks | None = None  # this process's ticks at the last reading, while starting up
         self._startup_until = 0.0
+        self._rapl = RaplReader(None if root == "/" else root)  # "/": wherever LEET_SYS_ROOT puts /sys
+        self._energy: tuple[DeviceEnergy, ...] = ()
 
     def _read_times(self) -> dict[int, tuple[int, int]]:
         text = read_text(under_root(self.root, "/proc/stat"))
@@ -201,6 +205,7 @@ class CpuCollector(Collector):
         self._own = read_own_ticks(self.root) if self.startup > 0 else None
         self._startup_until = self._clock() + self.startup
         self._sensor_files = cpu_temperature_files(self.root)
+        self._rapl.probe()
         return Probe.ok()
 
     def sample(self) -> Mapping[str, float]:
@@ -217,7 +222,11 @@ class CpuCollector(Collector):
         temperature = mean_celsius(self._sensor_files) if self._sensor_files else None
         if temperature is not None:
             values["cpu.avg_temp"] = temperature
+        self._energy = self._rapl.read()
         return values
+
+    def extras(self) -> Mapping[str, Any]:
+        return {"energy.rapl": self._energy} if self._energy else {}
 
     def _own_ticks(self, current: Mapping[int, tuple[int, int]]) -> dict[int, float]:
         """This process's busy ticks per core since the last reading, while it is starting up; else none.

@@ -197,6 +197,32 @@ async def test_the_clusters_panes_sort_and_heatmap_metric_come_back():
         assert app.screen.query_one("#cluster-sidebar").display is False
 
 
+async def test_the_monitors_smoothing_and_sync_come_back_but_not_its_zoom():
+    async with symon() as (app, pilot):
+        await pilot.press("right", "e", "V", "z")
+        await pilot.pause()
+        screen = app.screen
+        smoothing = dict(screen.chart_smoothing)
+        assert smoothing and screen.chart_zooms and screen.crosshair_synced, "e, V and z on the focused chart"
+    saved = json.loads((_state() / FILE_NAME).read_text())["views"]["symon"]
+    assert "zooms" not in saved, "a moving time window is not kept"
+    async with symon() as (app, pilot):
+        screen = app.screen
+        assert screen.chart_smoothing == smoothing and screen.chart_zooms == {} and screen.crosshair_synced
+
+
+async def test_the_clusters_smoothing_comes_back():
+    from leet.testing.cluster_demo import make_cluster_demo
+
+    async with started(lambda: make_cluster_demo(nodes=8, gpus=2)) as (app, pilot):
+        await pilot.press("E")
+        await pilot.pause()
+        smoothing_all = app.screen.smoothing_all
+        assert smoothing_all
+    async with started(lambda: make_cluster_demo(nodes=8, gpus=2)) as (app, pilot):
+        assert app.screen.smoothing_all == smoothing_all
+
+
 async def test_the_theme_is_remembered_when_it_changes():
     async with symon() as (app, pilot):
         app.theme = "nord"

@@ -1,4 +1,4 @@
-"""The runs list of a workspace: a cursor, selection marks in each run's colour, states.
+"""The runs list of a workspace: a cursor, selection marks in each run's colour (◆: pinned), states.
 
 Rows are plain data (``RunRow``, ``GroupHeader`` above the runs of a
 group, ``RunNote`` under a run that hit an error) made by the owner; text
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence, Union
+from typing import Collection, Sequence, Union
 
 from textual.binding import Binding
 from textual.message import Message
@@ -150,21 +150,24 @@ class RunList(StyledLines, can_focus=True):
         super().__init__(id=id)
         self._lines: list[ListRow] = []
         self._selected: list[str] = []  # in selection order: it decides each run's colour
+        self._pinned: frozenset[str] = frozenset()  # marked ◆ in place of ●
         self._cursor_key: str | None = None
         self._top = 0
         self._columns: dict[int, int] = {}  # name width → detail column, for the current rows
         self.pattern_note = ""
         self.empty_text: tuple[str, ...] = ()  # what the list says while it has no lines
 
-    def set_runs(self, rows: Sequence[ListRow], selected: Sequence[str], note: str = "", empty: Sequence[str] = ()) -> None:
+    def set_runs(
+        self, rows: Sequence[ListRow], selected: Sequence[str], note: str = "", empty: Sequence[str] = (), pinned: Collection[str] = (),
+    ) -> None:
         """The lines to list (runs, and headers above groups), the selected keys in selection order, and a note for the title.
 
-        ``empty``: lines to show in place of runs while there are none (why, and what happens next).
+        ``empty``: lines to show in place of runs while there are none (why, and what happens next); ``pinned``: keys marked pinned.
         """
-        rows, selected, empty = list(rows), list(selected), tuple(empty)
-        if rows == self._lines and selected == self._selected and note == self.pattern_note and empty == self.empty_text:
+        rows, selected, empty, pins = list(rows), list(selected), tuple(empty), frozenset(pinned)
+        if rows == self._lines and selected == self._selected and note == self.pattern_note and empty == self.empty_text and pins == self._pinned:
             return
-        self._lines, self._selected, self.pattern_note, self.empty_text = rows, selected, note, empty
+        self._lines, self._selected, self.pattern_note, self.empty_text, self._pinned = rows, selected, note, empty, pins
         self._columns.clear()
         runs = self.runs
         if self._cursor_key not in {run.key for run in runs}:
@@ -295,7 +298,7 @@ class RunList(StyledLines, can_focus=True):
 
     def _row(self, run: RunRow, at_cursor: bool, width: int, name_width: int, align: int) -> Row:
         if run.key in self._selected:
-            mark, mark_style = "●", series_key(self._selected.index(run.key))
+            mark, mark_style = "◆" if run.key in self._pinned else "●", series_key(self._selected.index(run.key))
         else:
             mark, mark_style = "○", "muted"
         at = at_cursor and self.has_focus

@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from collectors import pidns
 from collectors.base import Collector, Probe
+from collectors.energy import EnergyMeter
 from collectors.gpu import GpuProcess, MigInstance
 from collectors.nvidia.device import (
     FAN_SPEED,
@@ -54,6 +55,8 @@ class NvidiaCollector(NvidiaProcesses, Collector):
     whose tree (with ``track_tree``, its descendants too) gets the
     ``gpu.process.*`` keys. ``pcie_throughput`` adds PCIe Tx/Rx rates; it is
     off by default because NVML measures each over a 20 ms window, in the call.
+    Each GPU's energy since the first sweep (its counter, else its power
+    integrated) goes in the extra ``energy.nvidia``.
     """
 
     name = "nvidia"
@@ -85,6 +88,7 @@ class NvidiaCollector(NvidiaProcesses, Collector):
         self._users = UserNames()
         self._driver_trouble = ""
         self._answered = False
+        self._energy = EnergyMeter("gpu")
         self._extras: dict[str, Any] = {"gpus": (), "gpu_processes": (), "notes.nvidia": ()}
 
     # -- the contract --------------------------------------------------------
@@ -189,6 +193,7 @@ class NvidiaCollector(NvidiaProcesses, Collector):
         if now >= gpu.static_due:
             self._refresh_static(gpu, now)
         values = self._gauges(gpu, now)
+        self._energy.observe(gpu.index, now, values.get("energyJoules"), values.get("powerWatts"))
         gpu.mig_now = self._mig_memory(gpu)
         return values, self._processes(gpu, now)
 
@@ -341,6 +346,7 @@ class NvidiaCollector(NvidiaProcesses, Collector):
             "gpus": tuple(gpu.info() for gpu in self._gpus),
             "gpu_processes": rows,
             "notes.nvidia": notes,
+            "energy.nvidia": self._energy.readings(),
         }
 
 

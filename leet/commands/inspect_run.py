@@ -31,6 +31,7 @@ from typing import Any, Iterable, TextIO
 from leet.commands.plot import add_arguments as add_plot_arguments
 from leet.commands.plot import plot_run
 from leet.common.text import escaped
+from leet.model.energy import energy_report, energy_report_line
 from leet.model.run import RunModel
 from leet.model.state import CRASH_AFTER, Verdict, duration, judge, parse_duration
 from leet.model.values import collapse_media, describe_value, is_finite
@@ -409,6 +410,7 @@ def _summary_report(path: Path, state: RunModel, follower: _Follower, crash_afte
         "config": flatten(state.config),
         "summary": {key: value for key, value in state.summary.items() if not key.startswith("_wandb")},
         "console_tail": state.console.tail(CONSOLE_TAIL_LINES),
+        "gpu_energy": energy_report(state.energy.nodes()),
         "lost": {
             "bytes": reader.lost_bytes if reader else 0,
             "records": reader.lost_records if reader else 0,
@@ -429,6 +431,7 @@ def _summary_text(report: dict[str, Any]) -> str:
         + (f", written by wandb {safe_text(report['writer'])})" if report["writer"] else ")"),
         f"last step  {report['last_step'] if report['last_step'] is not None else '-'} ({report['history_rows']:,} history rows)",
         f"lost data  {_losses_text(report['lost'])}",
+        safe_text(energy_report_line(report["gpu_energy"])),
     ]
     lines += _section("config", report["config"])
     lines += _section("summary", report["summary"])

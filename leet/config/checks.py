@@ -233,6 +233,24 @@ def _check_images(value: Any, where: str) -> str:
     return str(value)
 
 
+MAX_CURRENCY_CHARS = 4  # "$", "€", "CHF", "kr"
+
+
+def _check_energy_price(value: Any, where: str) -> float:
+    """A price per kWh, zero or more."""
+    price = _finite(value, where, "energy_price", "a price per kWh")
+    if price < 0:
+        raise ConfigError(f"{where}: energy_price must not be negative, got {value!r}")
+    return price
+
+
+def _check_energy_currency(value: Any, where: str) -> str:
+    """What is written before a cost: a few printable characters."""
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_CURRENCY_CHARS or not value.isprintable() or value.isspace():
+        raise ConfigError(f"{where}: energy_currency must be 1 to {MAX_CURRENCY_CHARS} printable characters, got {value!r}")
+    return value
+
+
 def _check_path(name: str) -> Callable[[Any, str], str]:
     def check(value: Any, where: str) -> str:
         if not isinstance(value, str) or not value.strip():
@@ -276,6 +294,8 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "tls_key": _check_path("tls_key"),
     "images": _check_images,
     "remember": _switch("remember"),
+    "energy_price": _check_energy_price,
+    "energy_currency": _check_energy_currency,
 }
 
 

@@ -26,7 +26,7 @@ from leet.runfile.files import NotRegularFile, read_regular
 FILE_NAME = "layout.json"
 VERSION = 1
 MAX_FILE_BYTES = 256 * 1024  # a layout is a few KB; a larger file is not one of ours
-MAX_DEPTH = 4  # file > views > view > a value such as {"chart": "log"}
+MAX_DEPTH = 5  # file > views > view > a value such as {"chart": [lo, hi]} > a number of it
 MAX_ENTRIES = 1000  # in any one object or list
 MAX_TEXT = 512  # characters in any key or string
 
@@ -219,3 +219,32 @@ def remembered_modes(value: Any, modes: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         return {}
     return {chart: mode for chart, mode in value.items() if remembered_choice(mode, modes)}
+
+
+def remembered_weight(value: Any, weights: Any) -> float | None:
+    """``value`` when it is a number among ``weights`` (a smoothing weight)."""
+    return float(value) if type(value) in (int, float) and value in weights else None
+
+
+def remembered_weights(value: Any, weights: Any) -> dict[str, float]:
+    """``{chart: weight}``, keeping the entries whose weight is one of ``weights``."""
+    if not isinstance(value, dict):
+        return {}
+    kept = {chart: remembered_weight(weight, weights) for chart, weight in value.items()}
+    return {chart: weight for chart, weight in kept.items() if weight is not None}
+
+
+def remembered_window(value: Any) -> tuple[float, float] | None:
+    """``[low, high]``: an x window, two numbers with low below high and a finite span."""
+    if not (isinstance(value, list) and len(value) == 2 and all(type(n) in (int, float) for n in value)):
+        return None
+    low, high = float(value[0]), float(value[1])
+    return (low, high) if low < high and math.isfinite(high - low) else None
+
+
+def remembered_windows(value: Any) -> dict[str, tuple[float, float]]:
+    """``{chart: [low, high]}``, keeping the entries that are windows."""
+    if not isinstance(value, dict):
+        return {}
+    kept = {chart: remembered_window(window) for chart, window in value.items()}
+    return {chart: window for chart, window in kept.items() if window is not None}

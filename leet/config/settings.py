@@ -46,6 +46,8 @@ class Config:
     tls_key: str | None = None  # leet serve: its private key (PEM)
     alerts: Any = None  # leet.alerts.settings.AlertSettings from the [alerts] table; None: none given
     remember: bool = True  # keep the layout in layout.json (leet.config.layout_state)
+    energy_price: float | None = None  # per kWh: the energy lines add what the energy cost; None: no cost shown
+    energy_currency: str = "$"  # written before a cost
     source: str = field(default="defaults", compare=False)
     # Where each setting not left at its default came from: "file", "env", "flag" or "remembered".
     origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)

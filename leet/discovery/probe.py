@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator, Mapping
 
 from leet.discovery.layout import head_of
 from leet.model.keys import label_of_keys
@@ -56,6 +56,10 @@ class RunEntry:
     segment: tuple[int, int] | None = None  # (n, of) when its id was written in several goes
     reason: str = ""  # why the state is what it is
     damage: str = ""  # damaged data seen in the parts read to list it (the run still opens)
+    # From the run record: what the run filter's tag:, note: and (until the whole file is read) cfg. terms look at.
+    tags: tuple[str, ...] = ()
+    notes: str = ""
+    config: Mapping[str, Any] = field(default_factory=dict, hash=False, repr=False)
 
     @property
     def title(self) -> str:
@@ -134,6 +138,9 @@ def probe(key: str, file: Path, now: float, crash_after: float = CRASH_AFTER) ->
         project=info.project if info else "",
         group=info.group if info else "",
         job_type=info.job_type if info else "",
+        tags=info.tags if info else (),
+        notes=info.notes if info else "",
+        config=info.config if info else {},
         start_time=info.start_time if info else None,
         state=verdict.state,
         reason=verdict.reason,

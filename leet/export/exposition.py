@@ -17,6 +17,8 @@ Besides one series per W&B key (``names``), the page has:
 - ``leet_sweep_duration_seconds``, ``leet_sweep_timestamp_seconds``: the last sweep;
 - ``leet_gpu_process_memory_bytes{gpu, pid, command}``: GPU memory each process
   holds, the largest ``MAX_PROCESS_SERIES`` only;
+- ``leet_host_cpu_energy_joules_total{package}``: energy each CPU package used
+  since leet started, from RAPL where its counters can be read;
 - ``process_*``: this process's own CPU, memory and file descriptors (prometheus_client's).
 """
 
@@ -27,7 +29,7 @@ import os
 import threading
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.registry import CollectorRegistry
 
@@ -41,6 +43,7 @@ COMMAND_WORDS = 2
 COMMAND_CHARS = 64
 
 _PROCESS_MEMORY = f"{PREFIX}gpu_process_memory_bytes"
+_CPU_ENERGY = f"{PREFIX}host_cpu_energy_joules"
 
 
 def short_command(command: str) -> str:
@@ -114,6 +117,9 @@ class Exposition:
         processes = sample.extras.get("gpu_processes")
         if processes:
             yield self._process_memory(processes)
+        packages = sample.extras.get("energy.rapl")
+        if packages:
+            yield self._cpu_energy(packages)
 
     def _host_info(self) -> Metric:
         info = InfoMetricFamily(f"{PREFIX}host", "This leet: the host it runs on, the node name its series carry, and its version")
@@ -171,6 +177,14 @@ class Exposition:
         known.sort(key=lambda row: row.used_memory, reverse=True)
         for row in known[:MAX_PROCESS_SERIES]:
             family.add_metric((self.node, str(row.gpu), str(row.pid), short_command(row.command)), float(row.used_memory))
+        return family
+
+    def _cpu_energy(self, packages: Iterable[Any]) -> Metric:
+        family = CounterMetricFamily(
+            _CPU_ENERGY, "Energy the CPU package used since leet started (RAPL), in joules", labels=(NODE, "package"), unit="joules"
+        )
+        for package in packages:
+            family.add_metric((self.node, package.label or str(package.index)), package.joules)
         return family
 
 

@@ -16,6 +16,7 @@ from typing import Any, Collection, Iterable, Mapping
 
 from leet.model.axes import MetricAxes
 from leet.model.catalog import KeyCap
+from leet.model.energy import NodeEnergy, RunEnergy
 from leet.model.keys import KeyLabel
 from leet.model.state import CRASH_AFTER, RunState, Verdict, judge
 from leet.runfile.events import (
@@ -135,6 +136,7 @@ class RunModel:
     alerts_seen: int = 0  # every alert record read, kept or not
     last_time: float | None = None  # the newest history or system-metrics timestamp read (file order)
     alert_source: str = ""  # the run directory, for alert idents
+    energy: RunEnergy = field(default_factory=RunEnergy, repr=False)  # GPU energy, integrated from the stats rows' power
     # What is kept of a run that logs millions of keys (catalog.KeyCap): history_keys is the metrics cap's own set.
     metric_cap: KeyCap = field(init=False, repr=False)
     system_cap: KeyCap = field(default_factory=KeyCap, repr=False)
@@ -173,6 +175,7 @@ class RunModel:
         elif isinstance(event, StatsRow):
             self.stats_rows += 1
             self.last_time = event.timestamp
+            self.energy.add(event.timestamp, event.values, label)
         elif isinstance(event, SummaryUpdate):
             _merge(self.summary, _kept(self.summary_cap, event.update), event.remove)
         elif isinstance(event, ConfigUpdate):
@@ -292,6 +295,7 @@ class RunSnapshot:
     alerts: tuple[AlertRecord, ...] = ()  # run.alert() records, oldest first (a shared run's: every writer's, by time)
     alerts_dropped: int = 0  # older alert records past RunModel's ALERTS_KEPT
     step_offset: int = 0  # a resumed segment's steps lie this far on: the store holds them there, last_step is the file's own
+    energy: tuple[NodeEnergy, ...] = ()  # GPU energy per node, integrated from its power samples
 
     @property
     def charted_last_step(self) -> int | None:
@@ -335,6 +339,7 @@ class RunSnapshot:
             reason=reason,
             segments=segments,
             step_offset=step_offset,
+            energy=model.energy.nodes(),
             capped=model.capped(),
             alerts=tuple(model.alerts),
             alerts_dropped=model.alerts_seen - len(model.alerts),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from leet.discovery.layout import RunLayout, read_head, resolve
+from leet.model.energy import merged_nodes
 from leet.model.keys import KeyLabel, natural_key
 from leet.model.run import ALERTS_KEPT, CRASH_AFTER, AlertRecord, ConsoleLine, RunSnapshot, RunState, WriterStatus
 from leet.model.store import Store
@@ -269,6 +270,7 @@ class SharedRunSource(Tailer):
             stopped=self.stopped or any(snap.stopped for snap in snaps),
             labels=tuple(sorted({label for label in labels if label}, key=natural_key)),
             writers=statuses,
+            energy=merged_nodes(zip((snap.energy for snap in snaps), labels)),
         )
 
     def close(self) -> None:

@@ -148,6 +148,8 @@ class LeetApp(App[None]):
             clock=self._clock,
             watched_pid=self.config.pid,
             watch_tree=self.config.track_tree,
+            energy_price=self.config.energy_price,
+            energy_currency=self.config.energy_currency,
         )
 
     def on_mount(self) -> None:

@@ -138,6 +138,7 @@ RUN_KEYS: tuple[Key, ...] = (
     Key("4", "toggle_pane('console')", "4", "Show / hide the console", "Panes", hint="console"),
     Key("left_square_bracket", "toggle_pane('overview')", "[", "Show / hide the run overview", "Panes", hint="overview"),
     Key("3", "toggle_media", "3", "Show / hide the media pane: logged images, histograms and tables by step", "Panes"),
+    Key("i", "records", "i", "Records: the run file's records one per line, by kind, searchable, each as JSON", "Panes"),
     Key("up,w", "move(0,-1)", "↑ w", "Focus the chart above (in the focused grid)", "Charts"),
     Key("down,s", "move(0,1)", "↓ s", "Focus the chart below", "Charts"),
     Key("left,a", "move(-1,0)", "← a", "Focus the chart to the left", "Charts"),
@@ -174,12 +175,17 @@ WORKSPACE_KEYS: tuple[Key, ...] = (
     Key("enter", "open", "enter", "Runs list: open the run under the cursor", "Runs", hint="open", where="runs"),
     Key("tab,shift+tab", "cycle_focus(1)", "tab", "Focus runs ↔ charts", "Focus", hint="focus"),
     Key("left_square_bracket", "toggle_runs", "[", "Show / hide the runs list", "Runs"),
+    Key("right_square_bracket", "toggle_peek", "]", "Show / hide the run under the cursor beside the list: overview, system charts, console", "Runs"),
     Key("3", "toggle_media", "3", "Show / hide the selected runs' images side by side at one step", "Runs"),
-    Key("f", "filter('runs')", "f", "Filter runs by name, id, project, group or state", "Runs", hint="filter runs"),
+    Key("f", "filter('runs')", "f", "Filter runs by name, id, project or group (words), tag:, note:, state:, cfg.KEY>=1e-3, summary.KEY<0.3; -x not, a | b or, ( )", "Runs", hint="filter runs"),
     Key("ctrl+f", "clear_filter('runs')", "ctrl+f", "Clear the run filter", "Runs"),
+    Key("P", "pin_run", "P", "Pin / unpin the run under the cursor: ◆, it stays selected", "Runs"),
+    Key("A", "select_matching", "A", "Select every run the list shows (the filter's matches)", "Runs"),
+    Key("X", "deselect_unpinned", "X", "Deselect every run but the pinned", "Runs"),
     Key("g", "cycle_grouping", "g", "Group runs by W&B group, or list them flat", "Runs", hint="group"),
     Key("j", "cycle_job_type", "j", "Show one job type at a time, then all", "Runs", hint="job type"),
     Key("D", "compare", "D", "Compare the run under the cursor and the selected runs: differing config, each metric's last and best", "Runs"),
+    Key("i", "records", "i", "Records of the run under the cursor: one per line, by kind, searchable, each as JSON", "Runs"),
     Key("slash", "filter('metrics')", "/", "Filter metrics", "Charts", hint="filter metrics"),
     Key("ctrl+l", "clear_filter('metrics')", "ctrl+l", "Clear the metrics filter", "Charts"),
     Key("left,a", "move(-1,0)", "← a", "Focus the chart to the left", "Charts"),
@@ -211,6 +217,26 @@ COMPARE_KEYS: tuple[Key, ...] = (
     Key("S", "sort(True)", "S", "Sort the runs by the row under the cursor, reversed", "Rows"),
     Key("slash", "filter", "/", "Filter the rows by name (regex or text)", "Rows", hint="filter"),
     Key("ctrl+l", "clear_filter", "ctrl+l", "Clear the row filter", "Rows"),
+)
+
+# The record viewer (``screens.records``, ``i`` in the run view and the workspace): a run file's records.
+RECORDS_KEYS: tuple[Key, ...] = (
+    Key("h,question_mark,f1", "help", "h ? F1", "Show this help", "General", hint="help"),
+    Key("q,ctrl+c,f10", "quit", "q F10 ctrl+c", "Quit", "General", hint="quit"),
+    Key("escape", "close", "esc", "Back to the run view or the workspace", "General", hint="back"),
+    Key("tab", "cycle_focus", "tab", "Focus the records ↔ the record's JSON (its keys: ↑ ↓ pgup pgdn home end)", "General", hint="focus"),
+    Key("up", "cursor(-1)", "↑ ↓", "Records list: the previous / next record", "Records", where="list"),
+    Key("down", "cursor(1)", "", "", "Records", where="list"),
+    Key("pageup", "page(-1)", "pgup pgdn", "Records list: a page up / down", "Records", where="list"),
+    Key("pagedown", "page(1)", "", "", "Records", where="list"),
+    Key("home", "jump(0)", "home", "Records list: the first record", "Records", where="list"),
+    Key("end", "jump(-1)", "end", "Records list: the last record, following new ones as the file grows", "Records", where="list"),
+    Key("k", "cycle_kind(1)", "k K", "List only the next / previous kind of record (the header counts each); after the last, all", "Records", hint="kind"),
+    Key("K", "cycle_kind(-1)", "", "", "Records"),
+    Key("slash", "search", "/", "Search the records' JSON (regex or text) from the cursor: it moves to the first match", "Search", hint="search"),
+    Key("n", "search_next(1)", "n N", "The next / previous match (wrapping around), among the kind listed", "Search", hint="next"),
+    Key("N", "search_next(-1)", "", "", "Search"),
+    Key("ctrl+l", "clear_search", "ctrl+l", "Clear the search", "Search"),
 )
 
 CLUSTER_KEYS: tuple[Key, ...] = (

@@ -13,20 +13,29 @@ plain attributes keyed like the screen's chart modes:
 Each chart zooms on its own: charts that share an axis keep their own
 windows, so zooming into one loss curve leaves the others whole; the
 crosshair is what lines charts up (``V``).
+
+The smoothing and the crosshair's sync are remembered with the screen's
+layout (``remembered_looks`` / ``restore_looks``), and so are the zooms of
+charts whose x axis stands still (a run's steps, its wall clock); a
+remembered window waits until its chart shows data that reaches it.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import cast
+from typing import Any, Mapping, cast
 
 from textual.screen import Screen
 
+from leet.config.layout_state import MAX_TEXT, remembered_switch, remembered_weight, remembered_weights, remembered_windows
 from widgets.chart import Chart
 from widgets.chartframe import ChartView
 from widgets.grid import ChartGrid
-from widgets.smoothing import next_weight, smoothed_view, weight_label
+from widgets.smoothing import WEIGHTS, next_weight, smoothed_view, weight_label
 from widgets.zoom import Window, anchor_at, pan_window, zoom_label, zoom_window
+
+# Charts whose smoothing (and zoom) is remembered at most, the latest added: the layout file takes 1000 entries an object.
+REMEMBERED_CHARTS = 200
 
 
 class ChartLook:
@@ -46,6 +55,7 @@ class ChartLook:
         self.crosshair_synced = False
         self._full_ranges: dict[str, Window] = {}
         self._key_of: dict[Chart, str] = {}
+        self._remembered_zooms: dict[str, Window] = {}  # restored, waiting for their charts' data to reach them
 
     # -- what a screen provides ---------------------------------------------------
     def active_grid(self) -> ChartGrid:
@@ -62,6 +72,11 @@ class ChartLook:
     def shown_range(self, key: str, full: Window) -> Window:
         """The x window chart ``key`` shows, its whole range being ``full``."""
         self._full_ranges[key] = full
+        waiting = self._remembered_zooms.get(key)
+        # A loading run's range grows: a remembered window is taken once the range reaches into it.
+        if waiting is not None and (key in self.chart_zooms or (waiting[0] < full[1] and full[0] < waiting[1])):
+            del self._remembered_zooms[key]
+            self.chart_zooms.setdefault(key, waiting)
         return self.chart_zooms.get(key, full)
 
     def smoothing_of(self, key: str) -> float:
@@ -184,6 +199,31 @@ class ChartLook:
         cast(Screen, self).notify(f"smoothing {weight_label(weight)} on every chart" if weight else "smoothing off", timeout=1.5, markup=False)
         self.redraw_looks()
 
+    # -- remembered with the layout ------------------------------------------------
+    def remembered_looks(self, zooms: bool = True) -> dict[str, Any]:
+        """The looks as JSON values for the layout file; ``zooms`` only where the x axis stands still."""
+        looks: dict[str, Any] = {
+            "smoothing": latest(self.chart_smoothing),
+            "smoothing_all": self.smoothing_all,
+            "crosshair_synced": self.crosshair_synced,
+        }
+        if zooms:
+            windows = {**self._remembered_zooms, **self.chart_zooms}
+            looks["zooms"] = {key: list(window) for key, window in latest(windows).items()}
+        return looks
+
+    def restore_looks(self, saved: Mapping[str, Any], zooms: bool = True) -> None:
+        """Take back what ``remembered_looks`` gave, each value checked; one that is not valid is left as it is."""
+        self.chart_smoothing.update(remembered_weights(saved.get("smoothing"), WEIGHTS))
+        weight = remembered_weight(saved.get("smoothing_all"), WEIGHTS)
+        if weight is not None:
+            self.smoothing_all = weight
+        synced = remembered_switch(saved.get("crosshair_synced"))
+        if synced is not None:
+            self.crosshair_synced = synced
+        if zooms:
+            self._remembered_zooms.update(remembered_windows(saved.get("zooms")))
+
     # -- the mouse ----------------------------------------------------------------
     def on_chart_zoom_request(self, message: Chart.ZoomRequest) -> None:
         key = self._key_of.get(message.chart)
@@ -206,3 +246,9 @@ class ChartLook:
             self.crosshair = (key, x, view.x_kind)
             self.redraw_looks()
 
+
+
+def latest(looks: Mapping[str, Any]) -> dict[str, Any]:
+    """The last ``REMEMBERED_CHARTS`` entries of ``looks`` whose key the layout file can hold."""
+    fitting = [(key, value) for key, value in looks.items() if len(key) <= MAX_TEXT]
+    return dict(fitting[-REMEMBERED_CHARTS:])

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -31,10 +32,12 @@ from leet.ui.screens.chart_look import ChartLook
 from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.screens.media_host import MediaHost
 from leet.ui.screens.pause import PauseActions
+from leet.ui.screens.records import RecordsScreen
 from leet.ui.views.alerts import RunSeen, alert_markers, run_news
 from leet.ui.views.charts import MODES, chart_view, default_mode, filter_specs
 from leet.ui.views.footer import status_line
 from leet.ui.views.run import (
+    NARROW_COLUMNS,
     console_lines,
     header_parts,
     metric_specs,
@@ -94,6 +97,10 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
         self._snapshot: RunSnapshot | None = None
         self._alerts_seen: RunSeen | None = None  # what the last look saw: alerts and state (news is what differs)
         self.media_panel: MediaPanel | None = None  # mounted on the first 3
+        # The overview as the person left it in a wide terminal (remembered), and in a narrow one (hidden at first).
+        self._overview_wide = True
+        self._overview_narrow = False
+        self._narrow: bool | None = None  # whether the width is below NARROW_COLUMNS; None before the first look
 
     def compose(self) -> ComposeResult:
         yield TextLine(id="header")
@@ -109,6 +116,7 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#console").display = False
         self.restore_layout(remembered_view(self.app, self.LAYOUT_NAME))
+        self._fit_width(self.app.size.width)
         self.update_view()
 
     def on_screen_resume(self) -> None:
@@ -120,10 +128,11 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
 
     def remembered_layout(self) -> dict:
         return {
-            "panes": {name: bool(self.query_one(f"#{name}").display) for name in self.PANES},
+            "panes": {**{name: bool(self.query_one(f"#{name}").display) for name in self.PANES}, "overview": self._overview_wide},
             "metrics_grid": [self._grid("metrics").rows, self._grid("metrics").cols],
             "system_grid": [self._grid("system").rows, self._grid("system").cols],
             "modes": dict(self._modes),
+            **self.remembered_looks(),
         }
 
     def restore_layout(self, saved: dict) -> None:
@@ -131,6 +140,9 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
         panes = saved.get("panes")
         for name in self.PANES:
             shown = remembered_switch(panes.get(name)) if isinstance(panes, dict) else None
+            if shown is not None and name == "overview":
+                self._overview_wide = shown
+                shown = shown if not self._narrow else None
             if shown is not None:
                 self.query_one(f"#{name}").display = shown
         for name in ("metrics", "system"):
@@ -138,6 +150,7 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
             if grid:
                 self._grid(name).set_grid(*grid)
         self._modes.update(remembered_modes(saved.get("modes"), MODES))
+        self.restore_looks(saved)
 
     # -- pulling data ------------------------------------------------------------
     def update_view(self, force: bool = False) -> None:
@@ -264,10 +277,27 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
         hints = SHARED_HINTS if snapshot.labels else HINTS
         self.query_one("#status", TextLine).set_content(*status_line(hints, failed, self.size.width or self.app.size.width))
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: events.Resize) -> None:
+        if self.is_mounted:
+            self._fit_width(event.size.width)
         # The header fits the run's name to the width.
         if self.is_mounted and self._snapshot is not None:
             self.call_after_refresh(self._draw_bars_again)
+
+    def _fit_width(self, width: int) -> None:
+        """Below ``NARROW_COLUMNS`` the charts come first: the overview hides (``[`` shows it, narrower)."""
+        narrow = width < NARROW_COLUMNS
+        if narrow is self._narrow:
+            return
+        self._narrow = narrow
+        self.set_class(narrow, "-narrow")
+        overview = self.query_one("#overview", TextPane)
+        shown = self._overview_narrow if narrow else self._overview_wide
+        if overview.display and not shown and self.focused is overview:
+            self.set_focus(None)
+        if shown and not overview.display and self._snapshot is not None:
+            self.call_after_refresh(self._draw_text, self._snapshot)
+        overview.display = shown
 
     def _draw_bars_again(self) -> None:
         if self._snapshot is not None:
@@ -349,6 +379,10 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
             # Focus leaves with the pane; left to itself it can land on a hidden chart of the same grid.
             self.set_focus(None)
         pane.display = not pane.display
+        if name == "overview" and self._narrow:
+            self._overview_narrow = pane.display
+        elif name == "overview":
+            self._overview_wide = pane.display
         if pane.display and self._snapshot is not None:
             self.call_after_refresh(self.update_view, True)
 
@@ -363,6 +397,14 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
             self.call_after_refresh(self.focus_media)
         elif self.media_panel.pane is not None and self.media_panel.pane.has_focus:
             self.set_focus(None)
+
+    def action_records(self) -> None:
+        """The run file's records (a shared run's: the primary writer's)."""
+        path = getattr(self.source, "path", None)
+        if path is None:
+            self.notify("This run has no file to read records from", timeout=3)
+            return
+        self.app.push_screen(RecordsScreen(path))
 
     def action_cycle_mode(self) -> None:
         grid = self._focused_grid()

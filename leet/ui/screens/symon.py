@@ -29,6 +29,7 @@ from leet.ui.screens.grid_actions import GridActions, next_mode
 from leet.ui.screens.pause import PauseActions
 from leet.ui.screens.process_dialogs import Sender, SignalPicker, SortPicker, Target, send_signal
 from leet.ui.views.charts import MODES, chart_view, default_mode, filter_specs, read_resolution
+from leet.ui.views.energy import host_energy_line
 from leet.ui.views.footer import status_line
 from leet.ui.views.gpu import device_sections, fit_accelerators, fit_gpu_section, gpu_vendors, lost_gpu_notes
 from leet.ui.views.health import (
@@ -85,12 +86,15 @@ class SymonScreen(PauseActions, GridActions, ChartLook, Screen[None]):
         watched_pid: int | None = None,
         watch_tree: bool = False,
         send_signal: Sender = os.kill,
+        energy_price: float | None = None,
+        energy_currency: str = "$",
     ) -> None:
         super().__init__()
         self.source = source
         self.watched_pid = watched_pid  # --pid: marked in the process table (with --tree, its descendants too)
         self.watch_tree = watch_tree
         self.send_signal = send_signal  # how k sends: os.kill, or a stand-in under test
+        self.energy_price = (energy_price, energy_currency)  # per kWh, for the energy line's cost; None: no cost
         self._grid_size = grid
         self._history = history_seconds
         self._disk_paths = disk_paths
@@ -145,6 +149,7 @@ class SymonScreen(PauseActions, GridActions, ChartLook, Screen[None]):
             "sort": [table.sort, table.descending],
             "tree": table.tree_view,
             "modes": dict(self._modes),
+            **self.remembered_looks(zooms=False),
         }
 
     def restore_layout(self, saved: dict) -> None:
@@ -162,6 +167,7 @@ class SymonScreen(PauseActions, GridActions, ChartLook, Screen[None]):
         if remembered_switch(saved.get("tree")) is not None:
             table.set_tree(saved["tree"])
         self._modes.update(remembered_modes(saved.get("modes"), MODES))
+        self.restore_looks(saved, zooms=False)
 
     def _await_first_data(self) -> None:
         if self.source.time_span is not None:
@@ -250,7 +256,8 @@ class SymonScreen(PauseActions, GridActions, ChartLook, Screen[None]):
         stored = self.source.store.latest_values(self.source.run)
         latest = {key.key: value for key, value in stored.items()}
         gpu, accelerators = device_sections(latest, stored, extras, absent_gpu_reasons(self.source.status))
-        model = vitals_model(latest, extras.get("host"), self._disk_paths, notes, gpu, extras.get("disk_space"), accelerators)
+        energy = host_energy_line(extras, *self.energy_price)
+        model = vitals_model(latest, extras.get("host"), self._disk_paths, notes, gpu, extras.get("disk_space"), accelerators, energy)
         tables = self._shown_tables(extras)
         sidebar_height = self.size.height - 2  # less the header and status lines
         model = fit_gpu_section(model, sidebar_height, TABLE_ROOM[tables])

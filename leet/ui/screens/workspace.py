@@ -12,15 +12,16 @@ from textual.screen import Screen
 
 from leet.alerts.alert_tail import RunAlerts
 from leet.common.clock import clock_text
-from leet.common.matching import compile_filter
 from leet.common.text import clean
 from leet.config.layout_state import remembered_grid, remembered_modes, remembered_switch
 from leet.discovery.probe import RunEntry
 from leet.model.keys import system_key
 from leet.model.node_filter import LabelFilter
 from leet.model.run import RunSnapshot, RunState
+from leet.model.run_query import parse
 from leet.runfile.reader import RunFileError
 from leet.sources.base import Snapshots, WorkspaceView
+from leet.sources.run_facts import RunFacts
 from leet.sources.shared import open_run
 from leet.ui.app import leet_app
 from leet.ui.bindings import WORKSPACE_KEYS, footer_hints, screen_keys
@@ -31,7 +32,10 @@ from leet.ui.screens.compare import CompareScreen
 from leet.ui.screens.grid_actions import GridActions
 from leet.ui.screens.media_host import MediaHost
 from leet.ui.screens.pause import PauseActions
+from leet.ui.screens.records import RecordsScreen
 from leet.ui.screens.run import RunScreen
+from leet.ui.screens.run_filter import FILTER_PROMPT, RunFilter, matching
+from leet.ui.screens.run_peek import RunPeek
 from leet.ui.views.alerts import MARK_STYLES, WorkspaceSeen, rebaseline, unseen_marks, workspace_news
 from leet.ui.views.footer import status_line
 from leet.ui.views.overlay import overlay_charts, overlay_range, overlay_view
@@ -78,19 +82,6 @@ def run_lines(entry: RunEntry, grouping: str = "flat", job_type: str = "", probl
     return [row, RunNote(entry.key, why)] if why else [row]
 
 
-def entry_texts(entry: RunEntry) -> tuple[str, ...]:
-    """What the run filter searches."""
-    texts = (entry.key, entry.name, entry.run_id, entry.project, entry.group, entry.job_type, entry.state.value, *entry.labels)
-    return tuple(text for text in texts if text)
-
-
-def entry_matches(entry: RunEntry, pattern: str) -> bool:
-    if not pattern:
-        return True
-    matches = compile_filter(pattern)
-    return any(matches(text) for text in entry_texts(entry))
-
-
 def job_types(entries: Sequence[RunEntry]) -> list[str]:
     """The job types among ``entries``, sorted."""
     return sorted({entry.job_type for entry in entries if entry.job_type})
@@ -105,20 +96,17 @@ def next_job_type(entries: Sequence[RunEntry], current: str) -> str:
 
 def list_rows(
     entries: Sequence[RunEntry], grouping: str = "flat", job_type: str = "", pattern: str = "", problems: Mapping[str, str] | None = None,
-    marks: Mapping[str, tuple[int, str]] | None = None,
+    marks: Mapping[str, tuple[int, str]] | None = None, facts: Mapping[str, RunFacts] | None = None,
 ) -> list[ListRow]:
-    """The runs list for ``entries`` (newest first): filtered by job type and ``pattern``, flat or under group headers.
+    """The runs list for ``entries`` (newest first): filtered by job type and the query ``pattern``, flat or under group headers.
 
     Groups come in the order of their newest run; runs without a group come last, under ``(no group)``.
-    ``problems`` holds what reading each selected run hit, by key; ``marks`` the alerts not looked at (``unseen_marks``).
+    ``problems`` holds what reading each selected run hit, by key; ``marks`` the alerts not looked at (``unseen_marks``);
+    ``facts`` each run's file read whole, by key, for the query's ``cfg.`` and ``summary.`` terms.
     """
     problems = problems or {}
     marks = marks or {}
-    matches = compile_filter(pattern) if pattern else None
-    shown = [
-        entry for entry in entries
-        if (not job_type or entry.job_type == job_type) and (matches is None or any(matches(text) for text in entry_texts(entry)))
-    ]
+    shown = matching([entry for entry in entries if not job_type or entry.job_type == job_type], parse(pattern), facts)
     if grouping != "group":
         return [line for entry in shown for line in run_lines(entry, grouping, job_type, problems.get(entry.key, ""), marks.get(entry.key))]
     groups: dict[str, list[RunEntry]] = {}
@@ -154,7 +142,7 @@ def list_note(grouping: str, job_type: str, pattern: str) -> str:
     return " · ".join(parts)
 
 
-class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
+class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, RunFilter, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(WORKSPACE_KEYS)]
     AUTO_FOCUS = "RunList"
 
@@ -166,6 +154,7 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[No
         self.filters = {"runs": "", "metrics": ""}
         self._modes: dict[str, str] = {}
         self.init_looks()
+        self.init_run_filter()
         self._auto_selected = False
         self._titles: dict[str, str] = {}
         self.grouping = GROUPINGS[0]
@@ -179,6 +168,7 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[No
         yield TextLine(id="header")
         with Horizontal(id="ws-body"):
             yield RunList(id="runs")
+            yield RunPeek(lambda: self.query_one(RunList).cursor_key, lambda key: next((e for e in self.source.entries() if e.key == key), None), id="peek")
             yield ChartGrid(3, 2, id="metrics")
         yield FilterBar(id="filterbar")
         yield TextLine(id="status")
@@ -194,7 +184,10 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[No
     LAYOUT_NAME = "workspace"
 
     def remembered_layout(self) -> dict:
-        return {"grid": [self.grid.rows, self.grid.cols], "runs": bool(self.query_one(RunList).display), "modes": dict(self._modes)}
+        return {
+            "grid": [self.grid.rows, self.grid.cols], "runs": bool(self.query_one(RunList).display), "peek": self.query_one(RunPeek).shown, "modes": dict(self._modes),
+            **self.remembered_looks(), **self.remembered_pins(),
+        }
 
     def restore_layout(self, saved: dict) -> None:
         """Take back what ``remembered_layout()`` gave, each value checked; one that is not valid is left at the start's."""
@@ -204,7 +197,12 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[No
         runs = remembered_switch(saved.get("runs"))
         if runs is not None:
             self.query_one(RunList).display = runs
+        peek = remembered_switch(saved.get("peek"))
+        if peek is not None:
+            self.query_one(RunPeek).set_shown(peek)
         self._modes.update(remembered_modes(saved.get("modes"), MODES))
+        self.restore_looks(saved)
+        self.restore_pins(saved)
 
     @property
     def grid(self) -> ChartGrid:
@@ -220,15 +218,16 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[No
             # Open on something: the newest run that can be read is selected, as a person would.
             self._auto_selected = True
             self.source.select(readable[0].key)
+        self.keep_pins_selected(readable)
         self._titles = {entry.key: entry.title for entry in entries}
         runs = self._selected_runs()
         snapshots = [source.snapshot(console_lines=0) for _, _, source in runs]
         problems = {key: snapshot.error for (key, _, _), snapshot in zip(runs, snapshots) if snapshot.error}
         pattern = self.filters["runs"]
         alerts = self._tell_news(entries)
-        rows = list_rows(entries, self.grouping, self.job_type, pattern, problems, unseen_marks(alerts, self._looked))
+        rows = list_rows(entries, self.grouping, self.job_type, pattern, problems, unseen_marks(alerts, self._looked), self.run_facts(entries))
         empty = waiting_lines(str(self.source.root)) if not entries else ()
-        self.query_one(RunList).set_runs(rows, self.source.selected(), list_note(self.grouping, self.job_type, pattern), empty)
+        self.query_one(RunList).set_runs(rows, self.source.selected(), list_note(self.grouping, self.job_type, pattern), empty, self.pins)
         with self.app.batch_update():
             self._draw_metrics(runs, snapshots)
             self._draw_bars(len(entries))
@@ -310,19 +309,22 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[No
         notes = [(f" · job type: {clean(self.job_type)}", "warn")] if self.job_type else []
         notes += [(f" · {name} filter: {clean(value)}", "warn") for name, value in self.filters.items() if value]
         self.query_one("#header", TextLine).set_content(left + notes, self.pause_mark(" · ") + failed + right)
-        self.query_one("#status", TextLine).set_content(*status_line(HINTS, failed, self.size.width or self.app.size.width))
+        self.query_one("#status", TextLine).set_content(*status_line(HINTS, self.query_note() + failed, self.size.width or self.app.size.width))
 
     def on_resize(self) -> None:
         if self.is_mounted:  # the footer's hints fit the width
             self.call_after_refresh(lambda: self._draw_bars(len(self.source.entries())))
 
     def on_chart_grid_page_changed(self, event: ChartGrid.PageChanged) -> None:
-        if self.is_mounted:
+        if self.is_mounted:  # the header counts the charts shown: a pane beside the grid changes how many
             self.call_after_refresh(self._draw_metrics)
+            self.call_after_refresh(lambda: self._draw_bars(len(self.source.entries())))
 
     # -- runs ----------------------------------------------------------------------------
     def on_run_list_toggled(self, event: RunList.Toggled) -> None:
         self._look(event.key)
+        if self.keeps_pinned(event.key):
+            return
         if event.key in self.source.selected():
             self.source.deselect(event.key)
         elif self.source.select(event.key) is None:
@@ -404,6 +406,9 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[No
         elif self.focused is self.media_panel.pane:
             self.set_focus(self.query_one(RunList))
 
+    def action_toggle_peek(self) -> None:
+        self.query_one(RunPeek).toggle()
+
     def action_toggle_runs(self) -> None:
         runs = self.query_one(RunList)
         runs.display = not runs.display
@@ -434,6 +439,15 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[No
             self.source.select(key)
         self.app.push_screen(CompareScreen(self.source, keys, self._titles))
 
+    def action_records(self) -> None:
+        """The records of the run under the cursor (a shared run's: its primary writer's)."""
+        key = self.query_one(RunList).cursor_key
+        entry = next((e for e in self.source.entries() if e.key == key), None)
+        if entry is None:
+            self.notify("Put the cursor on a run first", timeout=2)
+            return
+        self.app.push_screen(RecordsScreen(entry.files[0] if entry.files else entry.file, entry.title))
+
     def action_cycle_mode(self) -> None:
         chart_id = self.grid.focused_chart_id()
         if chart_id is None:
@@ -446,7 +460,7 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[No
         self._draw_metrics()
 
     def action_filter(self, name: str) -> None:
-        prompt = "Run filter (name, id, project, group, job type, label, state):" if name == "runs" else "Metrics filter (regex or text):"
+        prompt = FILTER_PROMPT if name == "runs" else "Metrics filter (regex or text):"
         self.query_one(FilterBar).open(name, prompt, self.filters[name])
 
     def action_clear_filter(self, name: str) -> None:
@@ -463,5 +477,6 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[No
             self.grid.focus_chart(0)
 
     def _apply_filter(self, name: str, pattern: str) -> None:
-        self.filters[name] = pattern
+        if name != "runs" or self.take_query(pattern):  # an invalid query leaves the one in force, and says why
+            self.filters[name] = pattern
         self.update_view(force=True)

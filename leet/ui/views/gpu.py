@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from leet.common.units import format_used_total, format_value
 from leet.model.keys import LABEL_SEPARATOR, KeyLabel, split_label
 from leet.model.store import SeriesKey
+from leet.ui.views.energy import device_energies, energy_detail
 from widgets.vitals import (
     AcceleratorGroup,
     GpuRow,
@@ -87,8 +88,8 @@ def _memory(latest: Mapping[str, float], index: int, info: Any | None) -> tuple[
     return used, total
 
 
-def gpu_details(latest: Mapping[str, float], index: int, info: Any | None) -> tuple[tuple[str, str], ...]:
-    """Memory used/total, temperature, power/limit: what is known, in that order."""
+def gpu_details(latest: Mapping[str, float], index: int, info: Any | None, energy: Any | None = None) -> tuple[tuple[str, str], ...]:
+    """Memory used/total, temperature, power/limit, energy since leet started: what is known, in that order."""
     used, total = _memory(latest, index, info)
     limit = _value(latest, index, "enforcedPowerLimitWatts")
     if limit is None and info is not None:
@@ -103,6 +104,8 @@ def gpu_details(latest: Mapping[str, float], index: int, info: Any | None) -> tu
     power = power_text(_value(latest, index, "powerWatts"), limit)
     if power is not None:
         details.append((power, "value"))
+    if energy is not None:
+        details.append((energy_detail((energy,)), "value"))
     return tuple(details)
 
 
@@ -117,13 +120,13 @@ def mig_slices(info: Any) -> tuple[GpuSlice, ...]:
     return tuple(slices)
 
 
-def gpu_row(latest: Mapping[str, float], index: int, info: Any | None = None) -> GpuRow:
+def gpu_row(latest: Mapping[str, float], index: int, info: Any | None = None, energy: Any | None = None) -> GpuRow:
     label = f"GPU{index}"
     if info is not None and info.lost:
         # Its last values are stale: the reason takes their place.
         reason = ((info.reason, "muted"),) if info.reason else ()
         return GpuRow(label, "lost", meter=False, reading_style="warn", details=reason)
-    details = gpu_details(latest, index, info)
+    details = gpu_details(latest, index, info, energy)
     if info is not None and not info.utilization_supported:
         if info.mig or "MIG" in info.reason:
             message, brief = MIG_MESSAGE, "MIG"
@@ -156,14 +159,20 @@ def absent_note(reasons: Iterable[str]) -> str:
     return "; ".join(gists)
 
 
-def gpu_section(latest: Mapping[str, float], gpus: Sequence[Any] | None = None, absent_reasons: Iterable[str] = ()) -> GpuSection:
-    """Rows for every GPU; with none, the calm note of why (empty when nothing was looked for)."""
+def gpu_section(
+    latest: Mapping[str, float], gpus: Sequence[Any] | None = None, absent_reasons: Iterable[str] = (), energies: Mapping[int, Any] | None = None
+) -> GpuSection:
+    """Rows for every GPU; with none, the calm note of why (empty when nothing was looked for).
+
+    ``energies`` maps a GPU's index to its energy since leet started (``collectors.energy.DeviceEnergy``).
+    """
+    energies = energies or {}
     gpus = tuple(gpus or ())
     by_index = {info.index: info for info in gpus}
     indices = gpu_indices(latest, gpus)
     if not indices:
         return GpuSection(note=absent_note(absent_reasons))
-    rows = tuple(gpu_row(latest, index, by_index.get(index)) for index in indices)
+    rows = tuple(gpu_row(latest, index, by_index.get(index), energies.get(index)) for index in indices)
     return GpuSection(heading=gpu_heading(gpus, len(indices)), rows=rows)
 
 
@@ -372,7 +381,7 @@ def device_sections(
     gpu_latest = {key: value for key, value in latest.items() if not _claimed(key, claimed)}
     # With accelerators to show, no GPU driver is how the machine is meant to be.
     reasons = () if others else absent_reasons
-    section = gpu_section(gpu_latest, gpus, reasons)
+    section = gpu_section(gpu_latest, gpus, reasons, device_energies(extras, "gpu"))
     return _name_vendor(section, extras, gpus), accelerator_groups(stored, others)
 
 

@@ -13,6 +13,7 @@ from leet.common.matching import compile_filter
 from leet.common.text import clean
 from leet.common.units import format_value
 from leet.model.catalog import ChartSpec, MetricInfo
+from leet.model.energy import run_energy_items
 from leet.model.keys import KeyLabel, axis_key, natural_key
 from leet.model.run import RunSnapshot, RunState
 from leet.model.store import SeriesKey
@@ -33,6 +34,10 @@ STATE_STYLE = {
 
 # Config leaves listed at most: a config can hold a million, and the overview is rebuilt per redraw.
 OVERVIEW_ENTRIES = 5000
+
+# Below this many columns the charts come first: the overview hides until asked for (``[``), and is narrower then.
+# At 110 the metrics grid beside a full overview and the system charts is about 30 columns: three charts of ten.
+NARROW_COLUMNS = 110
 
 ENVIRONMENT_FIELDS = (
     ("host", "Host"),
@@ -112,6 +117,8 @@ def overview_lines(snapshot: RunSnapshot, now: float, pattern: str = "") -> list
         section("Segments", segment_items(snapshot))
     if snapshot.goals:
         section("Goals", goal_items(snapshot))
+    if snapshot.energy:  # a run without GPU power gets no section: most runs have no GPU
+        section("Energy", run_energy_items(snapshot.energy))
     writers = merged_environments(snapshot.environments)
     for writer_id, fields in list(writers.items())[:16]:
         title = "Environment" + (f" · {writer_id}" if len(writers) > 1 and writer_id else "")

@@ -132,8 +132,11 @@ def vitals_model(
     gpu: GpuSection | None = None,
     disks: Mapping[str, Any] | None = None,
     accelerators: Sequence[AcceleratorGroup] = (),
+    energy: tuple[str, str] | None = None,
 ) -> VitalsModel:
     """Host meters and rates; ``gpu`` and ``accelerators`` (see ``leet.ui.views.gpu``) add the device sections.
+
+    ``energy`` is the host's energy line (``leet.ui.views.energy.host_energy_line``), drawn after the rates.
 
     ``disks`` maps a disk path to its ``df`` figures (``size``, ``used``,
     ``use_percent``), as the disk collector's ``disk_space`` extra gives them.
@@ -144,7 +147,7 @@ def vitals_model(
         title=getattr(host, "cpu_model", "") or "",
         subtitle=_host_subtitle(host),
         meters=tuple(meters),
-        lines=tuple(_rate_lines(latest)),
+        lines=tuple(_rate_lines(latest)) + ((energy,) if energy else ()),
         notes=tuple(notes),
         gpu=gpu or GpuSection(),
         accelerators=tuple(accelerators),
