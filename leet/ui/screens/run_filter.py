@@ -209,7 +209,7 @@ class RunFilter:
         chosen = [entry.key for entry in self.listed_entries() if not entry.error]
         for key in chosen:
             self.source.select(key)
-        cast(Screen, self).notify(f"Selected the {len(chosen)} run{'' if len(chosen) == 1 else 's'} listed", timeout=2)
+        cast(Screen, self).notify(f"Selected the {len(chosen)} run{'' if len(chosen) == 1 else 's'} listed", timeout=2, markup=False)
         self.update_view(force=True)
 
     def action_deselect_unpinned(self) -> None:
