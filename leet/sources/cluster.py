@@ -3,11 +3,19 @@
 A worker thread (``leet-cluster``) asks Prometheus, through
 ``prometheus_api``, for what ``cluster_queries`` says:
 
-* once, at start: the last ``range_s`` seconds as ONE range query, its step
-  from the chart width (``set_width``, before ``start``);
-* then every ``interval`` seconds: ONE instant query holding every
-  expression, ``up`` included. So a round costs one query, two when the
-  history is loaded or a gap is filled after Prometheus was away.
+* every ``interval`` seconds: ONE instant query holding every expression,
+  ``up`` included, whatever the number of nodes;
+* once, right after the first live answer has been told to the screen: the
+  last ``range_s`` seconds as a few range queries (``QueryPlan.ranged_batches``),
+  their step from the chart width (``set_width``, before ``start``). The
+  history goes into the store before the live points, so every series stays
+  in time order, and the node book is made again from the range and the
+  newest live answer, so "up since" reaches back into the range;
+* after Prometheus was away, the gap, read as one range query after the live one.
+
+``--once`` (``last_values``) asks the same live batch, then, only when
+targets are down, one look back over the range narrowed to those targets'
+instances: their last values and since when they are down.
 
 Series go to the store under run ``CLUSTER_RUN``, W&B key, node as the
 label (``SeriesKey("cluster", "gpu.0.gpu", "node7")``). When two targets of
@@ -26,12 +34,14 @@ and the gap is read back as a range when Prometheus answers again.
 
 from __future__ import annotations
 
+import bisect
 import math
 import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping
 
+from leet.common.gc_pause import collection_paused
 from leet.common.retry import backoff
 from leet.model.cluster import CLUSTER_RUN, DCGM_EXPORTER, LEET_SERVE, NODE_EXPORTER, NodeState, PrometheusStatus
 from leet.model.keys import KeyLabel, natural_key
@@ -39,6 +49,7 @@ from leet.model.store import Store
 from leet.sources.base import ThreadedSource
 from leet.sources.cluster_queries import (
     DOWN_SINCE,
+    MARKER,
     SCRAPED,
     UP,
     VALUE,
@@ -220,7 +231,7 @@ class ClusterSource(ThreadedSource):
     """Nodes and series from one Prometheus, read on the ``leet-cluster`` thread.
 
     ``step()`` is one round on the caller's thread (tests, ``--once``):
-    the history if it is due, then one instant query; it returns the
+    one instant query, then the history if it is due; it returns the
     seconds to wait before the next round. ``range_s`` is how much history
     is loaded (none with ``load_history=False``) and how far back a target's
     kind and host name are looked for; with ``last_values`` (``--once``) also
@@ -256,6 +267,8 @@ class ClusterSource(ThreadedSource):
         self._history_due = load_history and range_s > 0
         self._last_values = last_values  # a down target keeps its last values (one answer, no history)
         self._gap_from: float | None = None  # data time before Prometheus went away
+        self._live_since: float | None = None  # the first live answer's time, while the history is still to come
+        self._held: tuple[float, list[Reading]] | None = None  # the newest live answer then, replayed after the history
         self._last_data: float | None = None
         self._query_failures = 0
         self._notes: tuple[str, ...] = ()
@@ -288,32 +301,85 @@ class ClusterSource(ThreadedSource):
 
     def step(self) -> float:
         started = time.monotonic()
-        skipped: str | None = None  # a range the server would not give, though it may answer
+        # From the answer's JSON to the store, a round makes and frees tens of thousands of containers:
+        # paused throughout, the collector runs once after them instead of scanning the app dozens of times.
+        with collection_paused():
+            return self._round(started)
+
+    def _round(self, started: float) -> float:
         try:
-            if self._history_due:
-                now = self._clock()
-                skipped = self._read_range(now - self.range_s, now, "history")
-                self._history_due = skipped is not None
-            ask = self.plan.latest if self._last_values else self.plan.instant
-            answer = self.client.query(ask(self.interval, self.range_s))
+            answer = self.client.query(self.plan.instant(self.interval, self.range_s))
+            readings = decode(answer.result, self.plan.parts(rate_window(self.interval), marker_window(self.range_s))).readings
+            if self._last_values:
+                readings += self._last_values_of_down(readings)
         except PrometheusError as error:
             return self._failed(error)
-        if skipped is not None:
-            # The live query went through: that range is too big or too slow for this server. Given up.
-            self._notes, self._history_due, self._gap_from = (skipped,), False, None
-        parts = self.plan.latest_parts(self.interval, self.range_s) if self._last_values else self.plan.parts(rate_window(self.interval), marker_window(self.range_s))
-        decoded = decode(answer.result, parts)
-        now = max((t for reading in decoded.readings for t in reading.times), default=self._clock())
+        now = max((t for reading in readings for t in reading.times), default=self._clock())
         with self._lock:
-            batch = self._book.apply(decoded.readings, now)
+            batch = self._book.apply(readings, now)
         # One instant: one point a series, the store's cheap path.
         self.store.append_many(self.run, now, {name: values[-1] for name, (_, values) in batch.items()})
         self._last_data = now
         self._succeeded(answer.elapsed_ms, answer.warnings)
-        if self._gap_from is not None:
-            self._notify()  # live values first: the gap's history may take long to come
+        if self._history_due:
+            self._live_since = now if self._live_since is None else self._live_since
+            self._held = (now, readings)
+            self._notify()  # live values first: the history may take long to come
+            self._load_history(now)
+            self._succeeded(answer.elapsed_ms, answer.warnings)  # its query counted, a history given up noted
+        elif self._gap_from is not None:
+            self._notify()
             self._read_gap(self._gap_from, now)
         return max(0.0, self.interval - (time.monotonic() - started))
+
+    def _last_values_of_down(self, readings: list[Reading]) -> list[Reading]:
+        """A second look, over the range, at the targets the live answer has down: their last values and since when."""
+        seen = {reading.target for reading in readings if reading.role in (UP, MARKER)}
+        up = {reading.target for reading in readings if reading.role == UP and reading.values[-1] >= 1}
+        down = sorted(seen - up)
+        if not down:
+            return []
+        plan = self.plan.only_instances(instance for _, instance in down)
+        try:
+            answer = self.client.query(plan.latest(self.interval, self.range_s))
+        except PrometheusError as error:
+            self._notes += (f"the last values of nodes that are down not loaded: {error}",)
+            return []
+        return decode(answer.result, plan.latest_parts(self.interval, self.range_s)).readings
+
+    def _load_history(self, end: float) -> None:
+        """The range up to the live answer at ``end``, put before the live points; one that fails so is asked after the next live query."""
+        try:
+            readings = self._ask_range(end - self.range_s, end, apart=True)
+        except PrometheusError as error:
+            if error.kind in HISTORY_SKIPPED:  # the live query went through: this range is too big or too slow for the server
+                self._history_due, self._live_since, self._held = False, None, None
+                self._notes += (f"history not loaded: {error}",)
+            return
+        book = NodeBook(Naming(self.plan.node_label))
+        batch = book.apply(readings)
+        if self._held is not None:
+            book.apply(self._held[1], self._held[0])  # the newest live answer replayed after the range
+        merged = self._before_live(batch)
+        with self._lock:
+            self._book = book
+        # The run held only the live points so far: written again after the range, every series stays in time order.
+        self.store.drop_run(self.run)
+        self.store.extend_many(self.run, merged)
+        self._history_due, self._live_since, self._held = False, None, None
+
+    def _before_live(self, batch: Batch) -> Batch:
+        """The range's points older than the first live answer, then the live points the store holds."""
+        cut_at = self._live_since if self._live_since is not None else math.inf
+        merged: Batch = {}
+        for name, (times, values) in batch.items():
+            cut = bisect.bisect_left(times, cut_at)
+            merged[name] = (times[:cut], values[:cut])
+        for key, data in self.store.snapshot(self.store.series(self.run)).items():
+            times, values = merged.setdefault((key.key, key.label), ([], []))
+            times.extend(data.t)
+            values.extend(data.mean)
+        return merged
 
     def _read_gap(self, gap_from: float, now: float) -> None:
         """Reads back what was missed while Prometheus was away; a gap that fails now is tried after the next live query."""
@@ -329,19 +395,26 @@ class ClusterSource(ThreadedSource):
             with self._lock:
                 self._status = replace(self._status, notes=self._status.notes + (skipped,))
 
+    def _ask_range(self, start: float, end: float, apart: bool) -> list[Reading]:
+        """``start``..``end`` as one range query, or ``apart``, as a few (the big parts each alone: cheaper over a long range)."""
+        step = history_step(end - start, self._width, self.interval)
+        batches = self.plan.ranged_batches(self.interval, step) if apart else ((self.plan.ranged(self.interval, step), self.plan.parts(rate_window(self.interval, step), None)),)
+        readings: list[Reading] = []
+        for expr, parts in batches:
+            answer = self.client.query_range(expr, start, end, step, timeout=self.client.timeout * HISTORY_TIMEOUT_FACTOR)
+            readings += decode(answer.result, parts).readings
+        return readings
+
     def _read_range(self, start: float, end: float, what: str) -> str | None:
         """Reads ``start``..``end`` into the store; what went wrong, when the server refused it or was too slow."""
-        step = history_step(end - start, self._width, self.interval)
-        expr = self.plan.ranged(self.interval, step)
         try:
-            answer = self.client.query_range(expr, start, end, step, timeout=self.client.timeout * HISTORY_TIMEOUT_FACTOR)
+            readings = self._ask_range(start, end, apart=False)
         except PrometheusError as error:
             if error.kind not in HISTORY_SKIPPED:
                 raise
             return f"{what} not loaded: {error}"
-        decoded = decode(answer.result, self.plan.parts(rate_window(self.interval, step), None))
         with self._lock:
-            batch = self._book.apply(decoded.readings)
+            batch = self._book.apply(readings)
         if batch:
             self.store.extend_many(self.run, batch)
         return None

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from collectors.openmetrics import checked_headers, checked_url, display_url
+from leet.common.gc_pause import collection_paused
 
 DEFAULT_TIMEOUT = 10.0
 MAX_ANSWER_BYTES = 256 << 20  # a range query over a big cluster runs to tens of MiB
@@ -260,7 +261,8 @@ class PrometheusClient:
         except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:
             raise self._transport_error(exc, limit) from None
         try:
-            answer = self._parse(data, content_type)
+            with collection_paused():  # a big answer is tens of thousands of dicts and lists
+                answer = self._parse(data, content_type)
         except (RecursionError, ValueError, TypeError, KeyError) as exc:  # JSON nested too deep, or of a shape not foreseen
             raise PrometheusError(f"{self.what} answered with JSON that cannot be read ({type(exc).__name__})", "garbage") from None
         return Answer(answer[0], answer[1], answer[2], (time.monotonic() - started) * 1000)

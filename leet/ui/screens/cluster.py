@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Static
 
+from leet.common.gc_pause import collection_paused
 from leet.common.matching import is_regex
 from leet.common.text import clean
 from leet.config.layout_state import remembered_grid, remembered_modes, remembered_sort, remembered_switch
@@ -163,6 +164,7 @@ class ClusterScreen(PauseActions, GridActions, ChartLook, Screen[None]):
             "heat_metric": self.heat_metric,
             "sort": [self.table.sort, self.table.descending],
             "modes": dict(self._modes),
+            **self.remembered_looks(zooms=False),
         }
 
     def restore_layout(self, saved: dict) -> None:
@@ -179,6 +181,7 @@ class ClusterScreen(PauseActions, GridActions, ChartLook, Screen[None]):
         if sort:
             self.table.set_sort(*sort)
         self._modes.update(remembered_modes(saved.get("modes"), MODES))
+        self.restore_looks(saved, zooms=False)
 
     @property
     def grid(self) -> ChartGrid:
@@ -210,7 +213,7 @@ class ClusterScreen(PauseActions, GridActions, ChartLook, Screen[None]):
             return
         self._drawn = drawn
         self._cluster, self._status = nodes, status
-        with self.app.batch_update():
+        with self.app.batch_update(), collection_paused():
             self._refresh_specs()
             self._draw_charts()
             self._draw_nodes()
