@@ -16,6 +16,12 @@ import pytest
 
 pytest_plugins = ["wandb_fixtures"]
 
+# A worker process started by pytest-xdist is given COLUMNS=80 and LINES=24.
+# Every program a test starts (leet in tmux, `symon --once`) would take them
+# for its terminal's size, so they go: a program sizes itself by its terminal.
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
+
 # What `pytest -m "not slow"` leaves out (README, "Run the tests"): the files
 # that drive leet in a real terminal, start real servers and daemons, fuzz
 # for a while or start a process per case. The full run has them all.
