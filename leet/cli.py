@@ -290,6 +290,8 @@ def _run_app(app: LeetApp) -> int:
 
 
 def _run_parser() -> argparse.ArgumentParser:
+    from leet.model.progress import total_argument
+
     parser = _Parser(prog="leet PATH", description="Open a W&B run (a run-*.wandb file or a run directory) or a folder of runs.")
     parser.add_argument("path", metavar="PATH")
     parser.add_argument("--label", action="append", metavar="GLOBS", help="shared runs: show only these node labels (comma-separated globs, e.g. rank0,rank3 or 'rank[0-3]')")
@@ -298,6 +300,7 @@ def _run_parser() -> argparse.ArgumentParser:
         "--images", choices=("auto", "blocks", "sixel", "kitty", "off"),
         help="how the media pane (3) draws logged images (default auto: Sixel or Kitty where the terminal has it, else half-blocks)",
     )
+    parser.add_argument("--total", type=total_argument, metavar="KEY=N", help="the ETA counts to this (e.g. max_steps=5000 or epoch=10) instead of the config's total")
     _add_ascii(parser)
     _add_remember(parser)
     return parser
@@ -328,7 +331,7 @@ def run_file(path: str, args: Sequence[str]) -> int:
     except OSError as error:  # unreadable, or not a regular file: said plainly, never a traceback
         say(_os_error(error, path))
         return 2
-    return _show_run(run, config, labels, remembering)
+    return _show_run(run, config, labels, remembering, options.total)
 
 
 def _open_run_checked(layout: RunLayout, crash_after: float) -> RunSource | SharedRunSource:
@@ -366,13 +369,13 @@ def _show_workspace(workspace: WorkspaceSource, config: Config, labels: LabelFil
     return _run_app(LeetApp(workspace, config, screen=lambda: WorkspaceScreen(workspace, labels=labels), remembering=remembering))
 
 
-def _show_run(run: RunSource | SharedRunSource, config: Config, labels: LabelFilter, remembering: Remembering | None) -> int:
+def _show_run(run: RunSource | SharedRunSource, config: Config, labels: LabelFilter, remembering: Remembering | None, total: Any = None) -> int:
     run.hold_after_first_batch()  # the rest loads once the first frame is up
     run.start()  # the app stops it
     from leet.ui.app import LeetApp
     from leet.ui.screens.run import RunScreen
 
-    return _run_app(LeetApp(run, config, screen=lambda: RunScreen(run, labels=labels), remembering=remembering))
+    return _run_app(LeetApp(run, config, screen=lambda: RunScreen(run, labels=labels, total=total), remembering=remembering))
 
 
 def _cluster_parser(commands: Any) -> argparse.ArgumentParser:

@@ -4,7 +4,10 @@
 
 The apps and their data come from ``leet.testing.demo`` (the same fake machine and
 run the snapshot tests use) and the clock is fake, so the output only changes
-when the app's look does. PNGs are drawn by headless Chromium, which lays out
+when the app's look does. Shots of screens that read a run's own file (the
+record viewer, the media pane) read small files ``staged_runs`` writes to a
+scratch folder the same way each time; F2's settings are remembered there too.
+PNGs are drawn by headless Chromium, which lays out
 Rich's SVG text correctly (braille included); without Chromium the script
 writes the SVGs and says the PNGs were skipped.
 """
@@ -20,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -39,6 +42,9 @@ class Shot:
     caption: str = "leet symon"
     view: str = "symon"  # "run": leet.testing.demo's made-up run; "workspace": leet.testing.workspace_demo's runs; "cluster": leet.testing.cluster_demo's nodes
     nodes: int = 0  # with view "run": a shared run of this many nodes, one of them slow; with "cluster": that many nodes of ``gpus`` GPUs
+    run_file: str = ""  # with view "run": "records" or "media", a small run file of ``staged_runs`` under the demo's charts
+    remembers: bool = False  # with view "symon": settings changed on screen are remembered (in a scratch folder), as F2 needs
+    settle: str = ""  # a pane the keys open whose reads finish off the main thread: "records", "media" or "peek"
 
 
 SHOTS = (
@@ -50,30 +56,90 @@ SHOTS = (
     Shot("workspace", (160, 48), caption="leet ./wandb — runs overlaid", view="workspace"),
     Shot("workspace-groups", (160, 48), keys=("g",), caption="leet ./wandb — runs by W&B group", view="workspace"),
     Shot("cluster", (160, 48), gpus=8, caption="leet cluster — 64 nodes of 8 GPUs through Prometheus", view="cluster", nodes=64),
+    Shot("run-crosshair", (160, 48), keys=("d", "z", "e", "v", "comma", "comma"), caption="leet PATH — a smoothed, zoomed chart read out under the crosshair", view="run"),
+    Shot("workspace-compare", (160, 48), keys=("down",) * 5 + ("D",) + ("down",) * 5 + ("s",), caption="leet ./wandb — runs compared, sorted by a column", view="workspace"),
+    Shot("workspace-peek", (160, 48), keys=("right_square_bracket",), caption="leet ./wandb — the highlighted run peeked at beside the charts", view="workspace", settle="peek"),
+    Shot("media", (160, 48), keys=("1", "3"), caption="leet PATH — logged images drawn in half-blocks", view="run", run_file="media", settle="media"),
+    Shot("records", (160, 40), keys=("i",), caption="leet PATH — the run file's records", view="run", run_file="records", settle="records"),
+    Shot("settings", (120, 36), keys=("f2", "down", "down"), caption="leet symon — settings, each with where its value came from", remembers=True),
 )
 
 
 async def render_svg(shot: Shot) -> str:
+    from leet.ui.screens.run_peek import RunPeek
+
+    opener = RunPeek.opener
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            return await render_in(shot, Path(scratch))
+    finally:
+        RunPeek.opener = opener
+
+
+async def render_in(shot: Shot, scratch: Path) -> str:
     from leet.testing.demo import make_demo, make_run_demo
     from leet.testing.workspace_demo import make_workspace_demo
 
     if shot.view == "run":
-        app = make_run_demo(nodes=shot.nodes, slow_node=2 if shot.nodes > 2 else None).app
+        demo = make_run_demo(nodes=shot.nodes, slow_node=2 if shot.nodes > 2 else None)
+        if shot.run_file:
+            from staged_runs import STAGED_RUNS
+
+            demo.source.path = STAGED_RUNS[shot.run_file](scratch)
+            demo.app.config = replace(demo.app.config, images="blocks")
+        app = demo.app
     elif shot.view == "workspace":
-        app = make_workspace_demo().app
+        workspace = make_workspace_demo()
+        if shot.settle == "peek":
+            from staged_runs import peek_demo_runs
+
+            peek_demo_runs(workspace)
+        app = workspace.app
     elif shot.view == "cluster":
         from leet.testing.cluster_demo import make_cluster_demo
 
         app = make_cluster_demo(nodes=shot.nodes, gpus=shot.gpus).app
+    elif shot.remembers:
+        from leet.config.remembered import remembered
+        from leet.ui.app import LeetApp
+
+        symon = make_demo(gpus=shot.gpus)
+        config, remembering = remembered(symon.app.config)
+        app = LeetApp(symon.source, config, clock=symon.clock, live=False, remembering=remembering)
     else:
         app = make_demo(gpus=shot.gpus).app
     async with app.run_test(size=shot.size) as pilot:
         await pilot.pause()
         if shot.keys:
             await pilot.press(*shot.keys)
+        if shot.settle:
+            await settled(pilot, shot.settle)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         return app.export_screenshot(title=shot.caption)
+
+
+async def settled(pilot, screen_kind: str) -> None:
+    """Waits, frame by frame, until the opened screen's off-thread reads are drawn."""
+
+    def done() -> bool:
+        screen = pilot.app.screen
+        if screen_kind == "peek":
+            from staged_runs import peek_drawn
+
+            return peek_drawn(pilot.app)
+        if screen_kind == "media":
+            panel = getattr(screen, "media_panel", None)
+            return panel is not None and not panel.busy
+        index = getattr(screen, "index", None)
+        return index is not None and index.reached_end and screen.lines.count == len(index)
+
+    for _ in range(2000):
+        if done():
+            await pilot.pause()
+            return
+        await pilot.pause(0.01)
+    raise RuntimeError(f"the {screen_kind} screen never finished reading")
 
 
 def find_chromium() -> str | None:
@@ -126,9 +192,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def fixed_environment() -> None:
-    """Same output on every machine: UTC time labels, colour on, default theme."""
+def fixed_environment(state: Path) -> None:
+    """Same output on every machine: UTC time labels, colour on, default theme, no remembered settings."""
     os.environ["TZ"] = "UTC"
+    os.environ["LEET_STATE_DIR"] = str(state)
     time.tzset()
     for name in ("NO_COLOR", "TEXTUAL_THEME"):
         os.environ.pop(name, None)
@@ -136,7 +203,12 @@ def fixed_environment() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    fixed_environment()
+    with tempfile.TemporaryDirectory() as state:
+        fixed_environment(Path(state))
+        return render_all(args)
+
+
+def render_all(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     svg_paths = []
     for shot in SHOTS:

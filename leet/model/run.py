@@ -18,6 +18,7 @@ from leet.model.axes import MetricAxes
 from leet.model.catalog import KeyCap
 from leet.model.energy import NodeEnergy, RunEnergy
 from leet.model.keys import KeyLabel
+from leet.model.progress import ProgressTrail, TrailCopy
 from leet.model.state import CRASH_AFTER, RunState, Verdict, judge
 from leet.runfile.events import (
     ConfigUpdate,
@@ -137,6 +138,7 @@ class RunModel:
     last_time: float | None = None  # the newest history or system-metrics timestamp read (file order)
     alert_source: str = ""  # the run directory, for alert idents
     energy: RunEnergy = field(default_factory=RunEnergy, repr=False)  # GPU energy, integrated from the stats rows' power
+    trail: ProgressTrail = field(default_factory=ProgressTrail, repr=False)  # the newest (step, time) pairs, for rates and the ETA
     # What is kept of a run that logs millions of keys (catalog.KeyCap): history_keys is the metrics cap's own set.
     metric_cap: KeyCap = field(init=False, repr=False)
     system_cap: KeyCap = field(default_factory=KeyCap, repr=False)
@@ -172,6 +174,7 @@ class RunModel:
                 self.media_keys.update(event.media)
             if event.timestamp is not None:
                 self.last_time = event.timestamp  # checked when an alert takes it: rows far outnumber alerts
+            self.trail.add(event.step, event.timestamp, event.values)
         elif isinstance(event, StatsRow):
             self.stats_rows += 1
             self.last_time = event.timestamp
@@ -296,6 +299,7 @@ class RunSnapshot:
     alerts_dropped: int = 0  # older alert records past RunModel's ALERTS_KEPT
     step_offset: int = 0  # a resumed segment's steps lie this far on: the store holds them there, last_step is the file's own
     energy: tuple[NodeEnergy, ...] = ()  # GPU energy per node, integrated from its power samples
+    trail: TrailCopy = field(default_factory=TrailCopy)  # the newest history marks, for rates and the ETA
 
     @property
     def charted_last_step(self) -> int | None:
@@ -340,6 +344,7 @@ class RunSnapshot:
             segments=segments,
             step_offset=step_offset,
             energy=model.energy.nodes(),
+            trail=model.trail.copy(),
             capped=model.capped(),
             alerts=tuple(model.alerts),
             alerts_dropped=model.alerts_seen - len(model.alerts),

@@ -22,6 +22,7 @@ from leet.config.layout_state import remembered_grid, remembered_modes, remember
 from leet.model.catalog import ChartSpec, group
 from leet.model.keys import axis_key
 from leet.model.node_filter import LabelFilter
+from leet.model.progress import Total
 from leet.model.run import RunSnapshot, RunState
 from leet.sources.base import RunView
 from leet.ui.app import leet_app
@@ -80,9 +81,10 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
     BINDINGS = [Binding(k.keys, k.action, k.description, show=False) for k in screen_keys(RUN_KEYS)]
     AUTO_FOCUS = ""
 
-    def __init__(self, source: RunView, *, clock: Callable[[], float] = time.time, labels: LabelFilter | str | None = None) -> None:
+    def __init__(self, source: RunView, *, clock: Callable[[], float] = time.time, labels: LabelFilter | str | None = None, total: Total | None = None) -> None:
         super().__init__()
         self.source = source
+        self.total = total  # --total: what the ETA counts to, over the config's own
         self._clock = clock
         # Which nodes of a shared run show in the system charts and the console.
         self.labels = labels if isinstance(labels, LabelFilter) else LabelFilter.parse(labels)
@@ -265,7 +267,7 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
         extra = self.pause_mark() + extra
         # The run's name gives way before its state and step (the header spans the screen).
         width = self.size.width - sum(len(text) for text, _ in extra) if self.size.width else None
-        left, right = header_parts(snapshot, width)
+        left, right = header_parts(snapshot, width, self.total)
         right = extra + right
         metrics = self._grid("metrics")
         first, last, total = metrics.page_range()

@@ -17,6 +17,7 @@ from leet.config.layout_state import remembered_grid, remembered_modes, remember
 from leet.discovery.probe import RunEntry
 from leet.model.keys import system_key
 from leet.model.node_filter import LabelFilter
+from leet.model.progress import ended, summary_progress
 from leet.model.run import RunSnapshot, RunState
 from leet.model.run_query import parse
 from leet.runfile.reader import RunFileError
@@ -55,9 +56,9 @@ NO_GROUP = "(no group)"
 UNREADABLE = "unreadable"  # the state column's 10 cells, for a run whose file or directory cannot be read
 
 
-def run_row(entry: RunEntry, grouping: str = "flat", job_type: str = "", alerts: tuple[int, str] | None = None) -> RunRow:
+def run_row(entry: RunEntry, grouping: str = "flat", job_type: str = "", alerts: tuple[int, str] | None = None, facts: RunFacts | None = None) -> RunRow:
     """One run's line; its details leave out what the grouping or the job-type filter already say.
-    ``alerts``: (alerts not looked at, their most severe level), marked after the name."""
+    ``alerts``: (alerts not looked at, their most severe level), marked after the name; ``facts``, where read, add its rates and ETA."""
     # The column is 10 cells: "presumed crashed" would lose the word that matters.
     state = ("crashed?" if entry.state is RunState.CRASHED else entry.state.value) if entry.exit_code in (None, 0) else f"failed ({entry.exit_code})"
     state = UNREADABLE if entry.error else state
@@ -66,6 +67,7 @@ def run_row(entry: RunEntry, grouping: str = "flat", job_type: str = "", alerts:
         f"segment {entry.segment[0]}/{entry.segment[1]}" if entry.segment else "",
         entry.group if grouping == "flat" else "",
         "" if job_type else entry.job_type,
+        " · ".join(summary_progress(facts.config, facts.summary, finished=ended(entry.state)).parts()) if facts else "",
     )
     return RunRow(
         entry.key, entry.title, entry.run_id, state, "error" if entry.error else STATE_STYLE[entry.state], started, entry.live,
@@ -74,10 +76,10 @@ def run_row(entry: RunEntry, grouping: str = "flat", job_type: str = "", alerts:
     )
 
 
-def run_lines(entry: RunEntry, grouping: str = "flat", job_type: str = "", problem: str = "", alerts: tuple[int, str] | None = None) -> list[ListRow]:
+def run_lines(entry: RunEntry, grouping: str = "flat", job_type: str = "", problem: str = "", alerts: tuple[int, str] | None = None, facts: RunFacts | None = None) -> list[ListRow]:
     """A run's line, and under it what went wrong: its own error (it cannot be read), else ``problem``
     (what reading it, once selected, hit); and damage seen while listing it."""
-    row = run_row(entry, grouping, job_type, alerts)
+    row = run_row(entry, grouping, job_type, alerts, facts)
     why = "; ".join(part for part in (entry.error or problem, entry.damage) if part)
     return [row, RunNote(entry.key, why)] if why else [row]
 
@@ -108,7 +110,7 @@ def list_rows(
     marks = marks or {}
     shown = matching([entry for entry in entries if not job_type or entry.job_type == job_type], parse(pattern), facts)
     if grouping != "group":
-        return [line for entry in shown for line in run_lines(entry, grouping, job_type, problems.get(entry.key, ""), marks.get(entry.key))]
+        return [line for entry in shown for line in run_lines(entry, grouping, job_type, problems.get(entry.key, ""), marks.get(entry.key), (facts or {}).get(entry.key))]
     groups: dict[str, list[RunEntry]] = {}
     for entry in shown:
         groups.setdefault(entry.group, []).append(entry)
@@ -117,7 +119,7 @@ def list_rows(
     rows: list[ListRow] = []
     for group, members in groups.items():
         rows.append(GroupHeader(group or NO_GROUP, len(members), sum(entry.live for entry in members)))
-        rows += [line for entry in members for line in run_lines(entry, grouping, job_type, problems.get(entry.key, ""), marks.get(entry.key))]
+        rows += [line for entry in members for line in run_lines(entry, grouping, job_type, problems.get(entry.key, ""), marks.get(entry.key), (facts or {}).get(entry.key))]
     return rows
 
 

@@ -15,6 +15,7 @@ from leet.common.units import format_value
 from leet.model.catalog import ChartSpec, MetricInfo
 from leet.model.energy import run_energy_items
 from leet.model.keys import KeyLabel, axis_key, natural_key
+from leet.model.progress import Progress, Total, ended, progress_of
 from leet.model.run import RunSnapshot, RunState
 from leet.model.store import SeriesKey
 from leet.model.values import collapse_media, describe_value, format_duration, media_noun, plain
@@ -232,7 +233,15 @@ def metric_specs(
     return specs
 
 
-def header_parts(snapshot: RunSnapshot, width: int | None = None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def snapshot_progress(snapshot: RunSnapshot, total: Total | None = None) -> Progress:
+    """The run's rates and ETA; an ended run gets its mean rate and no ETA."""
+    return progress_of(
+        snapshot.trail, snapshot.config, snapshot.summary,
+        last_step=snapshot.charted_last_step, finished=ended(snapshot.state), total=total,
+    )
+
+
+def header_parts(snapshot: RunSnapshot, width: int | None = None, total: Total | None = None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The header bar's left and right runs; the run's own text is cleaned (it is untrusted).
 
     With ``width`` (the bar's cells) the run's own words give way so that
@@ -271,6 +280,11 @@ def header_parts(snapshot: RunSnapshot, width: int | None = None) -> tuple[list[
     step = opened.last_step if opened is not None else snapshot.charted_last_step
     if step is not None:
         left.append((f" · step {step:,}", "value"))
+    progress = snapshot_progress(snapshot, total) if opened is None else None
+    # Rates beside a step count that names no end or throughput are noise: they show when there is an ETA or a unit.
+    if progress is not None and (progress.total or progress.throughput) and (rates := progress.parts()):
+        left.append((" · " + " · ".join(rates), "muted"))
+        shrink.insert(0, (len(left) - 1, 0))  # rates give way before the run's own words
     right: list[tuple[str, str]] = []
     if snapshot.state is RunState.LOADING and snapshot.file_size:
         done = snapshot.bytes_read / snapshot.file_size
