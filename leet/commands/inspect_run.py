@@ -32,9 +32,10 @@ from leet.commands.plot import add_arguments as add_plot_arguments
 from leet.commands.plot import plot_run
 from leet.common.text import escaped
 from leet.model.energy import energy_report, energy_report_line
+from leet.model.progress import Total, ended, progress_of, total_argument
 from leet.model.run import RunModel
 from leet.model.state import CRASH_AFTER, Verdict, duration, judge, parse_duration
-from leet.model.values import collapse_media, describe_value, is_finite
+from leet.model.values import collapse_media, describe_value, is_finite, plain
 from leet.runfile.decode import Decoded, EventReader, flatten
 from leet.runfile.events import (
     ConfigUpdate,
@@ -91,6 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="a run with no exit record and no write for this long is presumed crashed (default: the crash_after setting, 10m)",
     )
+    parser.add_argument("--total", type=total_argument, metavar="KEY=N", help="with --summary: the ETA counts to this (e.g. epoch=10) instead of the config's total")
     add_plot_arguments(parser)
 
 
@@ -138,11 +140,12 @@ def _silence_stdout() -> None:
 class _Follower:
     """Reads a run file to its end (or, following, to its exit record) and keeps the reader's counters."""
 
-    def __init__(self, path: Path, follow: bool, timeout: float, history_values: bool = True) -> None:
+    def __init__(self, path: Path, follow: bool, timeout: float, history_values: bool = True, lazy_summary: bool = False) -> None:
         self.path = path
         self.follow = follow
         self.timeout = timeout
         self.history_values = history_values
+        self.lazy_summary = lazy_summary
         self.reader: EventReader | None = None
         self.torn_bytes = 0
         self.gone = False  # following, the file was deleted
@@ -161,7 +164,7 @@ class _Follower:
                 print(f"leet inspect: {safe_text(str(self.path))} was {change.how}; reading it again from the start", file=sys.stderr)
 
     def _read(self) -> Iterable[list[Decoded]]:
-        with EventReader(self.path, live=self.follow, history_values=self.history_values) as reader:
+        with EventReader(self.path, live=self.follow, history_values=self.history_values, lazy_summary=self.lazy_summary) as reader:
             self.reader = reader
             quiet_since = time.monotonic()
             size = reader.size()
@@ -371,13 +374,24 @@ def _crash_after(args: argparse.Namespace) -> float:
         return CRASH_AFTER
 
 
-def _print_summary(path: Path, args: argparse.Namespace) -> int:
-    follower = _Follower(path, args.follow, args.idle_timeout, history_values=False)  # the summary needs steps, not curves
+def read_state(path: Path, follow: bool, timeout: float, lazy_summary: bool = True) -> tuple[RunModel, _Follower]:
+    """The run's state from its file, and the follower that read it (with its loss counters).
+
+    Only steps of history are kept, not curves; with ``lazy_summary`` each summary
+    value stays JSON text until the last one is known, so only the final values are decoded.
+    """
+    follower = _Follower(path, follow, timeout, history_values=False, lazy_summary=lazy_summary)
     state = RunModel()
     for items in follower.batches():
         for item in items:
             state.apply(item.event)
-    report = _summary_report(path, state, follower, _crash_after(args))
+    state.summary = {key: plain(value) for key, value in state.summary.items()}
+    return state, follower
+
+
+def _print_summary(path: Path, args: argparse.Namespace) -> int:
+    state, follower = read_state(path, args.follow, args.idle_timeout)
+    report = _summary_report(path, state, follower, _crash_after(args), args.total)
     if args.json:
         print(to_json(report))
     else:
@@ -385,7 +399,7 @@ def _print_summary(path: Path, args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary_report(path: Path, state: RunModel, follower: _Follower, crash_after: float = CRASH_AFTER) -> dict[str, Any]:
+def _summary_report(path: Path, state: RunModel, follower: _Follower, crash_after: float = CRASH_AFTER, total: Total | None = None) -> dict[str, Any]:
     reader = follower.reader
     stat = path.stat()
     info = state.info
@@ -405,6 +419,7 @@ def _summary_report(path: Path, state: RunModel, follower: _Follower, crash_afte
         "writer": state.writer,
         "last_step": state.last_step,
         "history_rows": state.history_rows,
+        "progress": progress_of(state.trail.copy(), state.config, state.summary, last_step=state.last_step, finished=ended(verdict.state), total=total).as_dict(),
         "records": state.records,
         "file_bytes": stat.st_size,
         "config": flatten(state.config),
@@ -430,6 +445,7 @@ def _summary_text(report: dict[str, Any]) -> str:
         f"file       {safe_text(report['path'])} ({report['file_bytes']:,} bytes, {report['records']:,} records"
         + (f", written by wandb {safe_text(report['writer'])})" if report["writer"] else ")"),
         f"last step  {report['last_step'] if report['last_step'] is not None else '-'} ({report['history_rows']:,} history rows)",
+        f"progress   {safe_text(report['progress']['text'] or '-')}",
         f"lost data  {_losses_text(report['lost'])}",
         safe_text(energy_report_line(report["gpu_energy"])),
     ]
