@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, NoReturn, Sequence
 
 from leet import __version__
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the modules themselves load late: --help must stay light
     from leet.config.remembered import Remembering
     from leet.discovery.layout import RunLayout
     from leet.model.node_filter import LabelFilter
+    from leet.sources.recorder import SessionRecorder
     from leet.sources.run import RunSource
     from leet.sources.shared import SharedRunSource
     from leet.sources.workspace import WorkspaceSource
@@ -109,6 +110,8 @@ def build_parser() -> _Parser:
     symon.add_argument("--once", action="store_true", help="take one sweep of every collector, print it and exit (byte rates, which one sweep cannot measure, are left out)")
     symon.add_argument("--backends", action="store_true", help="probe every backend, sweep once, and say which are present, absent, failing or hung, and why")
     symon.add_argument("--json", action="store_true", help="with --once or --backends: print JSON")
+    symon.add_argument("--record", metavar="PATH", help="record the session as a W&B run: a run directory to create (PATH/run-ID.wandb) or a .wandb file")
+    symon.add_argument("--record-max", metavar="SIZE", help="with --record: stop recording at this file size (default 1G; e.g. 500M)")
     serve = _serve_parser(commands.add_parser("serve", prog=SERVE_PROG, help="serve this host's metrics to Prometheus", description=SERVE_DESCRIPTION))
     parser.commands["cluster"] = _cluster_parser(commands)
     parser.commands["watch"] = _watch_parser(commands.add_parser("watch", prog="leet watch", help="send alerts: runs finished, failed, crashed, wandb.alert(), nodes lost, thresholds"))
@@ -255,11 +258,22 @@ def run_symon(args: argparse.Namespace) -> int:
         from leet.config.remembered import remembered
 
         config, remembering = remembered(config)
+    if (args.record or args.record_max) and (args.once or args.backends):
+        say("--record goes with the live monitor, not --once or --backends")
+        return 2
+    if args.record_max and not args.record:
+        say("--record-max goes with --record")
+        return 2
+    recorder = _start_recording(args) if args.record else None
+    if recorder is False:
+        return 2
     hub = _make_hub(config, args.use_cgroup)
     if args.once:
         from leet.commands.once import print_once
 
         return print_once(hub, json_output=args.json)
+    if recorder:
+        hub.subscribe(recorder.ingest)
     from leet.model.store import Store
     from leet.sources.live import LiveSource
 
@@ -268,7 +282,37 @@ def run_symon(args: argparse.Namespace) -> int:
     source.start()  # sample while Textual imports; the app stops it
     from leet.ui.app import LeetApp
 
-    return _run_app(LeetApp(source, config, remembering=remembering))
+    app = LeetApp(source, config, remembering=remembering)
+    if recorder:
+        recorder.on_stop = lambda reason: _tell_from_thread(app, reason)
+    code = _run_app(app)
+    if recorder:
+        recorder.finish(code)
+        if recorder.stopped_because:
+            say(recorder.stopped_because)
+    return code
+
+
+def _tell_from_thread(app: LeetApp, message: str) -> None:
+    """A warning on screen, from a thread other than the screen's; none once the app has gone."""
+    with contextlib.suppress(RuntimeError):
+        app.call_from_thread(app.notify, message, severity="warning", timeout=8, markup=False)
+
+
+def _start_recording(args: argparse.Namespace) -> SessionRecorder | Literal[False]:
+    """The session's recorder, or False after saying why the file cannot be made."""
+    from leet.sources.recorder import DEFAULT_MAX_BYTES, SessionRecorder, parse_size
+
+    try:
+        max_bytes = parse_size(args.record_max) if args.record_max else DEFAULT_MAX_BYTES
+    except ValueError as error:
+        say(f"--record-max: {error}")
+        return False
+    try:
+        return SessionRecorder(args.record, max_bytes=max_bytes)
+    except OSError as error:
+        say(f"--record: {_os_error(error, args.record)}")
+        return False
 
 
 def _process_exists(pid: int) -> bool:
