@@ -293,6 +293,20 @@ async def test_a_file_that_is_no_run_file_says_why(tmp_path):
         assert "not a W&B run file" in screen.query_one(TextPane).lines[0]
 
 
+async def test_an_unexpected_failure_of_the_index_thread_is_said_on_screen(basic_run, monkeypatch):
+    def broken(self, stop, told):
+        raise MemoryError("no room for the index")
+
+    monkeypatch.setattr(RecordIndex, "follow", broken)
+    demo = make_run_demo()
+    demo.source.path = basic_run.wandb_path
+    async with demo.app.run_test(size=SIZE) as pilot:
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(demo.app.screen, RecordsScreen), "the record viewer")
+        screen = demo.app.screen
+        await until(pilot, lambda: "no room for the index" in screen.lines.plain_rows()[0], "the failure in the list's title")
+
+
 async def test_a_growing_file_is_followed(tmp_path):
     writer = RunWriter("growing")
     writer.history(0, {"loss": 1.0})

@@ -86,6 +86,9 @@ class RecordsScreen(Screen[None]):
         """On the index thread: index the file and follow it, telling the screen after each part."""
         try:
             self.index.follow(self._stop, lambda: self.post_message(self.Indexed()))
+        except Exception as error:  # noqa: BLE001 - the thread ends, but never without saying so on screen
+            self.index.error = f"reading stopped: {type(error).__name__}: {error}"
+            self.post_message(self.Indexed())
         finally:
             self.index.close()
 
