@@ -152,6 +152,18 @@ async def test_summary_terms_read_each_file_off_the_screen_thread(query_runs, mo
         await until(pilot, lambda: sorted(listed(app)) == ["basic-run", "broken-run"], "grouped summary terms")
 
 
+async def test_a_failure_reading_the_runs_facts_is_said_on_screen(query_runs, monkeypatch):
+    def broken_poll(self):
+        raise MemoryError("no room for the summary")
+
+    monkeypatch.setattr(FactsReader, "poll", broken_poll)
+    async with running(query_runs) as (app, pilot, source):
+        await type_query(pilot, "summary.val/loss<0.3")
+        await until(
+            pilot, lambda: any("no room for the summary" in str(note.message) for note in app._notifications), "the failure told",
+        )
+
+
 async def test_an_invalid_query_says_where_and_the_list_keeps_its_filter(query_runs):
     async with running(query_runs) as (app, pilot, source):
         await type_query(pilot, "tag:baseline")

@@ -165,6 +165,12 @@ class RunFilter:
                 if self._facts.unfinished:
                     with self._facts_lock:
                         self._facts_wanted = self._facts_wanted or files  # read on: a large file is read in parts
+        except Exception as error:  # noqa: BLE001 - the reading stops, but never without saying so on screen
+            screen = cast(Screen, self)
+            screen.app.call_from_thread(
+                screen.notify, f"Reading the runs' config and summary failed: {type(error).__name__}: {error}",
+                severity="error", timeout=8, markup=False,
+            )
         finally:
             if not done:  # it raised: the next want starts a worker again
                 with self._facts_lock:
