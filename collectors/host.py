@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from collectors.accelerators import sys_root
 from collectors.base import Collector
 from collectors.cgroup import CgroupReader
 from collectors.cpu import CpuCollector
@@ -36,6 +37,6 @@ def host_collectors(
     ]
     if pid is not None:
         collectors.append(ProcessCollector(pid, track_tree=track_tree, cgroup=cgroup))
-    collectors.append(ProcessTableCollector(cgroup=cgroup))
+    collectors.append(ProcessTableCollector(cgroup=cgroup, sys_root=sys_root()))
     collectors.append(HostInfoCollector(cgroup=cgroup))
     return collectors

@@ -9,19 +9,27 @@ kernels since 5.17 give a kernel thread's full name there (and in ``comm``
 and ``status``, which say the same), past the 15 characters of a process
 name, and workqueue workers carry their queue (``kworker/0:1-events``).
 They read as ``ps`` writes them: ``[ksoftirqd/0]``.
+
+Each row also says where the process runs (its Slurm job, else its
+container; read once per process) and which W&B run it writes (the run
+writers are found on their own slower cadence).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from collectors.base import Collector, Probe
 from collectors.cgroup import CgroupReader
+from collectors.containers import ContainerNames, container_of_cgroup
 from collectors.memory import usable_memory
 from collectors.process import CLOCK_TICKS, PreviousReading, ProcStat, parse_stat
-from collectors.procfs import UserNames, read_bytes, under_root
+from collectors.procfs import UserNames, read_bytes, read_text, under_root
+from collectors.run_writers import RunWriter, RunWriterScanner
+from collectors.slurm import SlurmJob, job_of_cgroup, job_of_environ
 
 # The kernel cuts process names (comm) to 15 characters.
 COMM_LENGTH = 15
@@ -43,6 +51,8 @@ class ProcessRow:
     state: str = ""  # R running, S sleeping, D disk wait, Z zombie, T stopped, I idle …
     cpu_seconds: float = 0.0  # CPU time used since the process started (user + system)
     kernel: bool = False  # a kernel thread
+    where: str = ""  # its Slurm job (``job 1234``), else its container (``pod ns/name``, ``docker name``)
+    run: str = ""  # the id of the W&B run it writes
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,7 @@ class _Identity:
     user: str
     command: str
     kernel: bool
+    where: str
 
 
 def command_line(raw: bytes) -> list[str]:
@@ -81,6 +92,15 @@ def kernel_command(name: str) -> str:
     return f"[{name}]"
 
 
+def run_label(writer: RunWriter) -> str:
+    """A run's id, from its directory ``run-YYYYMMDD_HHMMSS-<id>`` or its file ``run-<id>.wandb``."""
+    directory = os.path.basename(os.path.dirname(writer.run_file))
+    if directory.count("-") >= 2:
+        return directory.rsplit("-", 1)[-1]
+    stem = os.path.basename(writer.run_file).removesuffix(".wandb")
+    return stem.removeprefix("run-")
+
+
 class ProcessTableCollector(Collector):
     """No metric keys; ``extras()`` gives ``{"processes": (ProcessRow, ...)}``.
 
@@ -96,9 +116,13 @@ class ProcessTableCollector(Collector):
         root: str = "/",
         cgroup: CgroupReader | None = None,
         memory_total: int | None = None,
+        sys_root: str | None = None,
     ) -> None:
         self.root = root
         self.proc_dir = under_root(root, "/proc").rstrip("/")
+        # Runtimes' container configs live under ``sys_root`` (``$LEET_SYS_ROOT`` as the host collectors pass it).
+        self._containers = ContainerNames(sys_root=root if sys_root is None else sys_root, proc_root=self.proc_dir)
+        self._run_writers = RunWriterScanner(proc_root=self.proc_dir)
         self.cgroup = cgroup if cgroup is not None else CgroupReader(root=root)
         self._memory_total = memory_total or 0
         self._identities: dict[int, _Identity] = {}
@@ -117,7 +141,8 @@ class ProcessTableCollector(Collector):
     def sample(self) -> Mapping[str, float]:
         stats = self._read_all()
         elapsed = self._previous.elapsed()
-        self._rows = tuple(self._row(stat, elapsed) for stat in stats.values())
+        runs = {pid: run_label(writer) for pid, writer in self._run_writers.run_of(time.monotonic()).items()}
+        self._rows = tuple(self._row(stat, elapsed, runs.get(stat.pid, "")) for stat in stats.values())
         self._forget_gone(stats)
         self._previous.remember(stats)
         return {}
@@ -136,7 +161,7 @@ class ProcessTableCollector(Collector):
                 stats[stat.pid] = stat
         return stats
 
-    def _row(self, stat: ProcStat, elapsed: float) -> ProcessRow:
+    def _row(self, stat: ProcStat, elapsed: float, run: str) -> ProcessRow:
         identity = self._identity(stat)
         return ProcessRow(
             pid=stat.pid,
@@ -153,6 +178,8 @@ class ProcessTableCollector(Collector):
             state=stat.state,
             cpu_seconds=stat.cpu_ticks / CLOCK_TICKS,
             kernel=identity.kernel,
+            where=identity.where,
+            run=run,
         )
 
     def _cpu_percent(self, stat: ProcStat, elapsed: float) -> float:
@@ -174,9 +201,22 @@ class ProcessTableCollector(Collector):
             user=self._user(stat.pid),
             command=kernel_command(stat.name) if kernel else " ".join(argv) or stat.name,
             kernel=kernel,
+            where="" if kernel else self._where(stat.pid),
         )
         self._identities[stat.pid] = identity
         return identity
+
+    def _where(self, pid: int) -> str:
+        """The process's Slurm job, else its container, from one read of its cgroup file."""
+        text = read_text(f"{self.proc_dir}/{pid}/cgroup") or ""
+        job = job_of_cgroup(text)
+        if job is None:
+            environ = read_bytes(f"{self.proc_dir}/{pid}/environ")
+            job = job_of_environ(environ) if environ else None
+        if job is not None:
+            return SlurmJob(job).label
+        container = container_of_cgroup(text)
+        return self._containers.of_ref(container).label if container is not None else ""
 
     def _user(self, pid: int) -> str:
         try:

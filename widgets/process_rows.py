@@ -2,12 +2,14 @@
 
 Rows are any objects with ``pid``, ``user``, ``cpu_percent``, ``rss_bytes``,
 ``memory_percent``, ``name`` and ``command`` attributes; ``ppid``, ``state``,
-``threads``, ``cpu_seconds`` and ``kernel`` are used when a row has them.
+``threads``, ``cpu_seconds``, ``kernel``, ``where`` and ``run`` are used when a row has them.
 Nothing here cares where rows come from, and nothing imports Textual.
 
 Columns come by priority: PID, CPU% and MEM always; USER when the command
 keeps room; state, MEM%, threads and CPU time only when there is room to
-spare. COMMAND takes what is left and never vanishes.
+spare. WHERE (a process's job or container) and RUN (the W&B run it
+writes) show only when some row has one, so a plain host's table is as
+narrow as ever. COMMAND takes what is left and never vanishes.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ COMMAND_MIN = 6
 # USER shows only when COMMAND keeps this many cells beside it; further columns need more.
 USER_ROOM = 12
 EXTRA_ROOM = 18
+# WHERE and RUN never take more cells than these (a pod name can be long).
+WHERE_MOST = 24
+RUN_MOST = 10
 # A deep tree's guide gives way before the command has fewer cells than this.
 GUIDE_LEAVES = 8
 
@@ -57,12 +62,24 @@ MEMORY = Column("memory", "MEM", True, True, 4, "resident memory")
 MEMORY_PERCENT = Column("memory_percent", "MEM%", True, True, 4, "share of memory")
 THREADS = Column("threads", "THR", True, True, 0, "threads")
 TIME = Column("time", "TIME+", True, True, 8, "CPU time used")
+WHERE = Column("where", "WHERE", False, False, about="Slurm job or container")
+RUN = Column("run", "RUN", False, False, about="W&B run written")
 COMMAND = Column("command", "COMMAND", False, False, about="command line, or program name")
 
-COLUMNS = (PID, USER, STATE, CPU, MEMORY, MEMORY_PERCENT, THREADS, TIME, COMMAND)  # left to right
-BY_KEY = {column.key: column for column in COLUMNS}
+COLUMNS = (PID, USER, STATE, CPU, MEMORY, MEMORY_PERCENT, THREADS, TIME, COMMAND)  # left to right; the sort chooser's
+PLACES = (*COLUMNS[:-1], WHERE, RUN, COMMAND)  # left to right, with the columns only some hosts have
+BY_KEY = {column.key: column for column in PLACES}
 ALWAYS = (PID, CPU, MEMORY)  # besides COMMAND
-OPTIONAL = ((USER, USER_ROOM), (STATE, EXTRA_ROOM), (MEMORY_PERCENT, EXTRA_ROOM), (THREADS, EXTRA_ROOM), (TIME, EXTRA_ROOM))
+OPTIONAL = (
+    (USER, USER_ROOM),
+    (WHERE, EXTRA_ROOM),
+    (RUN, EXTRA_ROOM),
+    (STATE, EXTRA_ROOM),
+    (MEMORY_PERCENT, EXTRA_ROOM),
+    (THREADS, EXTRA_ROOM),
+    (TIME, EXTRA_ROOM),
+)
+WHEN_PRESENT = {WHERE.key, RUN.key}  # measured at 0 cells when no row has one: then left out
 GIVE_WAY = (MEMORY, CPU)  # dropped, in this order, rather than leave COMMAND under COMMAND_MIN
 
 Layout = list[tuple[Column, int]]  # (column, cells) left to right; COMMAND last
@@ -137,6 +154,8 @@ def cell_text(column: Column, row: Any) -> str:
         return str(getattr(row, "threads", "?"))
     if key == "time":
         return time_text(getattr(row, "cpu_seconds", math.nan))
+    if key == "where" or key == "run":
+        return clean(getattr(row, key, ""))
     raise KeyError(key)
 
 
@@ -145,15 +164,19 @@ def cell_text(column: Column, row: Any) -> str:
 
 def measured_widths(rows: Iterable[Any]) -> dict[str, int]:
     """Cells each column needs for ``rows``, its title and a sort arrow."""
-    widths = {column.key: max(column.width, len(column.title) + 1) for column in COLUMNS}
-    pid = user = threads = 0
+    widths = {column.key: max(column.width, len(column.title) + 1) for column in PLACES}
+    pid = user = threads = where = run = 0
     for row in rows:
         pid = max(pid, len(str(row.pid)))
         user = max(user, len(row.user))
         threads = max(threads, len(str(getattr(row, "threads", ""))))
+        where = max(where, len(getattr(row, "where", "")))
+        run = max(run, len(getattr(row, "run", "")))
     widths["pid"] = max(widths["pid"], pid)
     widths["user"] = max(widths["user"], min(user, 8))
     widths["threads"] = max(widths["threads"], threads)
+    widths["where"] = max(widths["where"], min(where, WHERE_MOST)) if where else 0
+    widths["run"] = max(widths["run"], min(run, RUN_MOST)) if run else 0
     return widths
 
 
@@ -169,6 +192,8 @@ def choose_columns(width: int, widths: Mapping[str, int], marker: int = 0) -> La
         return marker + sum(widths[key] + 1 for key in keys)
 
     for column, room in OPTIONAL:
+        if column.key in WHEN_PRESENT and not widths.get(column.key):
+            continue
         if width - used(chosen | {column.key}) < room:
             break
         chosen.add(column.key)
@@ -177,7 +202,7 @@ def choose_columns(width: int, widths: Mapping[str, int], marker: int = 0) -> La
             break
         chosen.discard(column.key)
     command = max(1, width - used(chosen))
-    return [(column, widths[column.key]) for column in COLUMNS if column.key in chosen] + [(COMMAND, command)]
+    return [(column, widths[column.key]) for column in PLACES[:-1] if column.key in chosen] + [(COMMAND, command)]
 
 
 class Keyed(Protocol):
@@ -230,6 +255,8 @@ def sort_key(sort: str, command_mode: str = "command") -> Callable[[Any], Any]:
         return lambda r: getattr(r, "threads", 0)
     if sort == "time":
         return lambda r: getattr(r, "cpu_seconds", 0.0)
+    if sort == "where" or sort == "run":
+        return lambda r: getattr(r, sort, "").casefold()
     if sort == "command":
         return lambda r: command_text(r, command_mode).casefold()
     # Ties by PID alone, as htop: idle processes keep their places, and a new one
