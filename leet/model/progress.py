@@ -76,9 +76,9 @@ class ProgressTrail:
     usual_gap: float | None = None  # a running mean of the gaps that were not pauses
 
     def add(self, step: int, time: float | None, values: Mapping[str, float]) -> None:
-        if time is None or not math.isfinite(time):
+        if time is None or not _finite(time) or not _finite(step):
             return
-        tracked = {key: values[key] for key in filter(is_tracked, values) if math.isfinite(values[key])}
+        tracked = {key: float(values[key]) for key in filter(is_tracked, values) if _finite(values[key])}
         resumed = False
         if self.marks:
             last = self.marks[-1]
@@ -193,8 +193,19 @@ def _flat(values: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, An
             yield name, value
 
 
+def _finite(value: Any) -> bool:
+    """A finite number a float holds: a row's value may be an int past a float's range."""
+    try:
+        return isinstance(value, (int, float)) and math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def _positive(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    """A number above 0 that a float holds (an int past a float's range, as a damaged or odd file may give, is not one)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    return _finite(value) and value > 0
 
 
 @dataclass(frozen=True)
