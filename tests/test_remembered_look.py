@@ -181,3 +181,27 @@ async def test_the_workspaces_zoom_and_smoothing_come_back():
         screen = app.screen
         assert screen.smoothing_all == smoothing_all
         await until(pilot, lambda: screen.chart_zooms == zooms, "the zoom taken back")
+
+
+async def test_the_media_pane_open_at_quit_is_open_again():
+    async with workspace() as (app, pilot):
+        await pilot.press("3")
+        screen = app.screen
+        await until(pilot, lambda: screen.media_panel is not None and screen.media_panel.shown, "the media pane")
+    async with workspace() as (app, pilot):
+        screen = app.screen
+        await until(pilot, lambda: screen.media_panel is not None and screen.media_panel.shown, "the media pane again")
+    async with workspace() as (app, pilot):
+        await pilot.press("3")
+        await until(pilot, lambda: not app.screen.media_panel.shown, "the media pane closed")
+    async with workspace() as (app, pilot):
+        await pilot.pause()
+        assert app.screen.media_panel is None, "closed at quit: not opened"
+
+
+async def test_the_run_views_media_pane_comes_back(basic_run):
+    async with run_view(basic_run) as (app, pilot):
+        await pilot.press("3")
+        await until(pilot, lambda: app.screen.media_panel is not None and app.screen.media_panel.shown, "the media pane")
+    async with run_view(basic_run) as (app, pilot):
+        await until(pilot, lambda: app.screen.media_panel is not None and app.screen.media_panel.shown, "the media pane again")

@@ -23,6 +23,18 @@ class MediaHost:
     def draw_media(self) -> None:
         raise NotImplementedError
 
+    def action_toggle_media(self) -> None:
+        raise NotImplementedError
+
+    def remembered_media(self) -> dict[str, bool]:
+        """Whether the media pane shows, for the screen's remembered layout."""
+        return {"media": self.media_panel is not None and self.media_panel.shown}
+
+    def restore_media(self, shown: bool | None) -> None:
+        """Open the pane again when it was open (``shown``, checked by the caller), once the screen has its size."""
+        if shown and (self.media_panel is None or not self.media_panel.shown):
+            cast(Screen, self).call_after_refresh(self.action_toggle_media)
+
     def focus_media(self) -> None:
         if self.media_panel is not None and self.media_panel.pane is not None:
             cast(Screen, self).set_focus(self.media_panel.pane)

@@ -134,7 +134,7 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
             "metrics_grid": [self._grid("metrics").rows, self._grid("metrics").cols],
             "system_grid": [self._grid("system").rows, self._grid("system").cols],
             "modes": dict(self._modes),
-            **self.remembered_looks(),
+            **self.remembered_looks(), **self.remembered_media(),
         }
 
     def restore_layout(self, saved: dict) -> None:
@@ -153,6 +153,7 @@ class RunScreen(PauseActions, GridActions, ChartLook, MediaHost, Screen[None]):
                 self._grid(name).set_grid(*grid)
         self._modes.update(remembered_modes(saved.get("modes"), MODES))
         self.restore_looks(saved)
+        self.restore_media(remembered_switch(saved.get("media")))
 
     # -- pulling data ------------------------------------------------------------
     def update_view(self, force: bool = False) -> None:

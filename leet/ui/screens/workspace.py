@@ -188,7 +188,7 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, RunFilter
     def remembered_layout(self) -> dict:
         return {
             "grid": [self.grid.rows, self.grid.cols], "runs": bool(self.query_one(RunList).display), "peek": self.query_one(RunPeek).shown, "modes": dict(self._modes),
-            **self.remembered_looks(), **self.remembered_pins(),
+            **self.remembered_looks(), **self.remembered_pins(), **self.remembered_media(),
         }
 
     def restore_layout(self, saved: dict) -> None:
@@ -205,6 +205,7 @@ class WorkspaceScreen(PauseActions, GridActions, ChartLook, MediaHost, RunFilter
         self._modes.update(remembered_modes(saved.get("modes"), MODES))
         self.restore_looks(saved)
         self.restore_pins(saved)
+        self.restore_media(remembered_switch(saved.get("media")))
 
     @property
     def grid(self) -> ChartGrid:
