@@ -198,11 +198,11 @@ async def test_3_in_the_workspace_shows_the_selected_runs_images_side_by_side(im
                 if entry.key not in source.selected():
                     source.select(entry.key)
             await press(pilot, "3")
-            await until(pilot, lambda: len(pane(app).model.tiles) == 2, "a tile per run")
+            # Each run's media is read on the panel's thread: a tile names its step once its run's rows are read.
+            expected = ["images · step 2 · digit 0", "images · step 4 · digit 0"]
+            await until(pilot, lambda: sorted(tile.caption for tile in pane(app).model.tiles) == expected, "a tile per run, at its newest step")
             assert not app.screen.query_one("#metrics").display
             assert head(app).startswith(" Media batch · images of 2 runs side by side")
-            captions = sorted(tile.caption for tile in pane(app).model.tiles)
-            assert captions == ["images · step 2 · digit 0", "images · step 4 · digit 0"]
             await press(pilot, "left")  # the shared step 2: both runs logged it
             assert sorted(tile.caption for tile in pane(app).model.tiles) == ["images · step 2 · digit 0"] * 2
             await press(pilot, "3")
