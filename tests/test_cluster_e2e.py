@@ -247,8 +247,8 @@ def test_the_screen_shows_every_node_and_answers_the_keys(fleet, leet_terminal):
 
     # l: the node picker lists every node, all shown; escape leaves it as it was.
     terminal.press("l")
-    screen = terminal.wait_for("Node labels (5)", timeout=SLOW)
-    assert all(f"[x] {node}" in screen for node in EVERY_NODE_UP), screen
+    # The picker's title can be on screen a frame before all its rows are.
+    terminal.wait_for(lambda s: "Node labels (5)" in s and all(f"[x] {node}" in s for node in EVERY_NODE_UP), timeout=SLOW, what="every node listed and shown")
     terminal.press("Escape")
     screen = terminal.wait_for(lambda s: "Node labels" not in s and shows_nodes(EVERY_NODE_UP, GPUS)(s), timeout=SLOW, what="the picker closed")
     assert "labels" not in screen.splitlines()[0]  # no node filter
